@@ -1,0 +1,176 @@
+"""Results files: round trip, atomic writes, and a clear error for every broken file."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from benchkill import results as res
+from benchkill.errors import BenchkillError
+from benchkill.machine import Machine, collect_machine, git_state, machine_name
+from benchkill.results import (
+    SCHEMA_VERSION,
+    ResultRecord,
+    Results,
+    RunSettings,
+    load,
+    save,
+    write_atomic,
+)
+from benchkill.suites.base import FAILED, CaseSpec, Record
+
+
+def make_results(n_cases: int = 2) -> Results:
+    machine = Machine(name="box", hostname="box.example", cores=2, git_commit="abc1234")
+    settings = RunSettings(
+        suites=("pass",), quick=True, command=("benchkill", "run"), started_at="2025-01-01T00:00:00+00:00"
+    )
+    out = Results(machine, settings)
+    for i in range(n_cases):
+        spec = CaseSpec("pass", "chain", {"bindings": 10 * (i + 1)})
+        rec = Record("pass", "chain", dict(spec.params, impl="benchkill"), "pass_time", "seconds",
+                     samples=(0.1 + i, 0.2 + i, 0.3 + i), extra={"timeline": [1, 2, 3]})  # fmt: skip
+        out = out.with_case(spec, 1.5, [ResultRecord.from_record(rec, spec.key)])
+    failed = ResultRecord(case="pass:x[]", suite="pass", name="x", params={}, metric="case",
+                          unit="", status=FAILED, error="RuntimeError: boom")  # fmt: skip
+    return Results(out.machine, out.settings, out.cases, out.records + (failed,))
+
+
+def test_round_trip(tmp_path):
+    original = make_results()
+    path = tmp_path / "r.json"
+    save(original, path)
+    loaded = load(path)
+    assert loaded == original
+    assert loaded.records[0].summary.median == pytest.approx(0.2)
+    assert loaded.done == {"pass:chain[bindings=10]", "pass:chain[bindings=20]"}
+    data = json.loads(path.read_text())
+    assert next(iter(data)) == "schema_version"
+    assert data["schema_version"] == SCHEMA_VERSION
+
+
+def test_record_summary_is_computed_from_samples():
+    rec = ResultRecord.from_record(Record("s", "n", {}, "m", "bytes", samples=(3, 1, 2)), "k")
+    assert rec.samples == (3.0, 1.0, 2.0)
+    assert (rec.summary.min, rec.summary.median, rec.summary.n) == (1.0, 2.0, 3)
+    assert ResultRecord.from_record(Record("s", "n", {}, "m", "bytes"), "k").summary is None
+
+
+def test_save_replaces_atomically_and_leaves_no_temp_files(tmp_path):
+    path = tmp_path / "sub" / "r.json"
+    save(make_results(1), path)
+    save(make_results(2), path)
+    assert len(load(path).cases) == 2
+    assert sorted(p.name for p in path.parent.iterdir()) == ["r.json"]
+
+
+def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
+    path = tmp_path / "r.json"
+    save(make_results(1), path)
+    before = path.read_bytes()
+
+    def broken_replace(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(res.os, "replace", broken_replace)
+    with pytest.raises(BenchkillError, match="No space left"):
+        save(make_results(2), path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_unserialisable_results_keep_the_old_file(tmp_path):
+    path = tmp_path / "r.json"
+    save(make_results(1), path)
+    before = path.read_bytes()
+    bad = make_results(1)
+    rec = ResultRecord("k", "s", "n", {"p": object()}, "m", "seconds")
+    with pytest.raises(BenchkillError, match="not JSON-serialisable"):
+        save(Results(bad.machine, bad.settings, bad.cases, (rec,)), path)
+    assert path.read_bytes() == before
+
+
+def test_write_atomic_creates_parents(tmp_path):
+    write_atomic(tmp_path / "a" / "b" / "c.txt", "hello")
+    assert (tmp_path / "a" / "b" / "c.txt").read_text() == "hello"
+
+
+def _broken_files():
+    """(description, file content, expected message fragment)."""
+    text = json.dumps(res.to_dict(make_results()), indent=1)
+
+    def edited(change):
+        data = json.loads(text)
+        change(data)
+        return json.dumps(data)
+
+    return [
+        ("missing", None, "no such file"),
+        ("directory", "DIR", "is a directory"),
+        ("empty", "", "empty file"),
+        ("truncated", text[: len(text) // 2], "truncated"),
+        ("garbage", "{not json", "invalid JSON at line 1"),
+        ("binary", b"\xff\xfe\x00", "invalid UTF-8"),
+        ("list", "[1, 2]", "no schema_version"),
+        ("newer", edited(lambda d: d.update(schema_version=SCHEMA_VERSION + 1)), "schema_version"),
+        ("string version", edited(lambda d: d.update(schema_version="1")), "schema_version"),
+        ("no machine", edited(lambda d: d.pop("machine")), "machine: missing"),
+        ("machine name", edited(lambda d: d["machine"].update(name=3)), "machine.name: expected str"),
+        ("samples", edited(lambda d: d["records"][0].update(samples="1,2")), "records[0].samples"),
+        ("sample", edited(lambda d: d["records"][1]["samples"].append("x")), "samples[3]"),
+        ("nan", edited(lambda d: d["records"][0]["samples"].append(float("nan"))), "finite"),
+        ("status", edited(lambda d: d["records"][0].update(status="great")), "status"),
+        ("bool", edited(lambda d: d["settings"].update(quick="yes")), "settings.quick"),
+        ("count", edited(lambda d: d["records"][0]["summary"].update(n=True)), "boolean"),
+        ("cases", edited(lambda d: d.update(cases={})), "cases: expected list"),
+    ]
+
+
+@pytest.mark.parametrize("what,content,fragment", [pytest.param(*t, id=t[0]) for t in _broken_files()])
+def test_broken_file_gives_one_line_error_naming_file_and_problem(tmp_path, what, content, fragment):
+    path = tmp_path / "broken.json"
+    if content == "DIR":
+        path.mkdir()
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content)
+    with pytest.raises(BenchkillError) as info:
+        load(path)
+    message = str(info.value)
+    assert str(path) in message, what
+    assert fragment in message, (what, message)
+    assert "\n" not in message
+
+
+# --- machine metadata ----------------------------------------------------------------
+
+
+def test_collect_machine_describes_this_machine():
+    m = collect_machine()
+    assert m.name and "/" not in m.name
+    assert m.cores == os.cpu_count()
+    assert m.python and m.benchkill_version
+    assert m.tvm_version and m.tvm_version.startswith("0.27")
+    assert m.memory_bytes is None or m.memory_bytes > 2**20
+
+
+def test_machine_name_is_filesystem_safe():
+    assert machine_name("node-7.example.org") == "node-7"
+    assert machine_name("we ird/host") == "we_ird_host"
+    assert machine_name("") == "unknown"
+
+
+def test_git_state(tmp_path):
+    assert git_state(tmp_path) == (None, None)
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@t")  # fmt: skip
+    for cmd in (["init", "-q"], ["add", "f"], ["commit", "-q", "-m", "x"]):
+        if cmd[0] == "add":
+            (tmp_path / "f").write_text("1")
+        subprocess.run(["git", *cmd], cwd=tmp_path, check=True, env=env)
+    commit, dirty = git_state(tmp_path)
+    assert commit and len(commit) >= 7 and dirty is False
+    (tmp_path / "f").write_text("2")
+    assert git_state(tmp_path) == (commit, True)

@@ -1,0 +1,268 @@
+"""Verdicts of ``compare``, the direction table, and reading asv result files."""
+
+import datetime
+import json
+import re
+
+import pytest
+from asv.results import Results as AsvResults
+from asv.runner import BenchmarkResult
+from scipy import stats as sps
+
+from benchkill.compare import (
+    FAILED_VERDICT,
+    IMPROVEMENT,
+    INSUFFICIENT,
+    MISSING,
+    NO_CHANGE,
+    NOISY,
+    REGRESSION,
+    better_direction,
+    classify,
+    compare,
+    format_value,
+    load_any,
+)
+from benchkill.errors import BenchkillError
+from benchkill.machine import Machine
+from benchkill.results import ResultRecord, Results, RunSettings
+from benchkill.stats import summarize
+from benchkill.suites.base import EXPECTED_FAILURE, FAILED, OK
+
+BASE10 = [1.00, 1.01, 1.02, 0.99, 1.00, 1.03, 0.98, 1.01, 1.00, 1.02]
+
+
+def rec(samples, metric="pass_time", unit="seconds", name="chain", params=None, status=OK,
+        error=None, extra=None, case=None):  # fmt: skip
+    params = {"bindings": 100} if params is None else params
+    samples = tuple(float(v) for v in samples)
+    return ResultRecord(
+        case=case or f"pass:{name}[{params}]", suite="pass", name=name, params=params,
+        metric=metric, unit=unit, samples=samples,
+        summary=summarize(samples) if samples else None, status=status, error=error,
+        extra=extra or {},
+    )  # fmt: skip
+
+
+def results(*records):
+    settings = RunSettings(("pass",), True, ("benchkill",), "2025-01-01T00:00:00+00:00")
+    return Results(Machine(name="box"), settings, (), tuple(records))
+
+
+def scaled(values, factor):
+    return [v * factor for v in values]
+
+
+# --- verdicts ------------------------------------------------------------------------
+
+
+def test_clear_slowdown_is_a_regression_with_scipy_p_value():
+    c = classify(rec(BASE10), rec(scaled(BASE10, 1.3)), factor=1.1, alpha=0.002)
+    assert c.verdict == REGRESSION
+    assert c.ratio == pytest.approx(1.3)
+    ref = sps.mannwhitneyu(BASE10, scaled(BASE10, 1.3), method="asymptotic")
+    assert c.p_value == pytest.approx(ref.pvalue)  # BASE10 has ties: normal approximation
+    assert c.p_value < 0.002
+
+
+def test_clear_speedup_is_an_improvement():
+    c = classify(rec(BASE10), rec(scaled(BASE10, 0.5)), factor=1.1, alpha=0.002)
+    assert c.verdict == IMPROVEMENT
+
+
+def test_change_within_factor_is_no_change_even_if_significant():
+    c = classify(rec(BASE10), rec([v + 0.05 for v in BASE10]), factor=1.1, alpha=0.002)
+    assert c.verdict == NO_CHANGE
+    assert c.p_value is None
+
+
+def test_large_ratio_without_significance_is_not_a_regression():
+    base = [1.0, 1.05, 0.95, 1.9, 1.0, 1.02, 0.97, 1.01]
+    new = [1.3, 1.02, 1.25, 0.96, 1.2, 1.28, 1.0, 1.22]
+    c = classify(rec(base), rec(new), factor=1.1, alpha=0.002)
+    assert c.ratio > 1.1
+    assert c.verdict in (NO_CHANGE, NOISY)
+    assert any(n.startswith("not significant") for n in c.notes)
+
+
+def test_too_few_samples_are_reported_not_guessed():
+    base, new = rec([1.0, 1.01, 0.99]), rec([2.0, 2.01, 1.99])
+    c = classify(base, new, factor=1.1, alpha=0.002)
+    assert c.verdict == INSUFFICIENT
+    assert c.notes == ("3 vs 3 samples cannot reach p < 0.002 (min p 0.1)",)
+    # with a looser alpha the same data suffices: min p for 3 vs 3 is 2/20 = 0.1
+    assert classify(base, new, 1.1, 0.2).verdict == REGRESSION
+
+
+def test_noisy_runs_are_flagged_but_still_classified():
+    noisy_base = [1.0, 0.8, 1.2, 0.9, 1.1, 1.0, 0.85, 1.15, 1.0, 0.95]
+    c = classify(rec(noisy_base), rec(scaled(noisy_base, 3.0)), 1.1, 0.002)
+    assert c.verdict == REGRESSION
+    assert any(n.startswith("noisy") for n in c.notes)
+    c = classify(rec(noisy_base), rec(noisy_base), 1.1, 0.002)
+    assert c.verdict == NOISY
+
+
+def test_deterministic_measurements_need_no_test():
+    assert classify(rec([100] * 3, unit="bytes"), rec([120] * 3, unit="bytes"), 1.1, 0.002).verdict == REGRESSION
+    declared = {"deterministic": True}
+    c = classify(rec([100], unit="bytes", extra=declared), rec([80], unit="bytes", extra=declared), 1.1, 0.002)
+    assert c.verdict == IMPROVEMENT and "deterministic samples" in c.notes
+    # a single undeclared sample proves nothing
+    assert classify(rec([100], unit="bytes"), rec([120], unit="bytes"), 1.1, 0.002).verdict == INSUFFICIENT
+
+
+def test_higher_is_better_metrics_invert_the_verdict():
+    base, new = rec(BASE10, "speedup_vs_tvm", "ratio"), rec(scaled(BASE10, 0.7), "speedup_vs_tvm", "ratio")
+    assert classify(base, new, 1.1, 0.002).verdict == REGRESSION
+    assert classify(new, base, 1.1, 0.002).verdict == IMPROVEMENT
+
+
+def test_direction_table():
+    assert better_direction("pass_time", "seconds") == "lower"
+    assert better_direction("vm_peak_bytes", "bytes") == "lower"
+    assert better_direction("speedup_vs_tvm", "ratio") == "higher"
+    assert better_direction("peak_over_bound", "ratio") == "lower"
+    assert better_direction("anything", "ratio") == "higher"
+    assert better_direction("mystery", "widgets") == "lower"
+    assert better_direction("pass_time", "seconds", {"better": "higher"}) == "higher"
+
+
+def test_failures_and_expected_failures():
+    ok, failed = rec(BASE10), rec([], status=FAILED, error="boom")
+    expected = rec([], status=EXPECTED_FAILURE, error="unsupported")
+    c = classify(ok, failed, 1.1, 0.002)
+    assert c.verdict == FAILED_VERDICT and "newly failed" in c.notes and "new: failed: boom" in c.notes
+    c = classify(failed, ok, 1.1, 0.002)
+    assert c.verdict == FAILED_VERDICT and "newly failed" not in c.notes
+    assert classify(expected, expected, 1.1, 0.002).verdict == NO_CHANGE
+
+
+# --- matching two runs -----------------------------------------------------------------
+
+
+def test_compare_matches_by_name_params_and_metric():
+    base = results(rec(BASE10), rec(BASE10, params={"bindings": 200}), rec(BASE10, name="only_base"))
+    new = results(
+        rec(scaled(BASE10, 1.5)), rec(BASE10, params={"bindings": 200}), rec(BASE10, name="only_new")
+    )
+    report = compare(base, new)
+    verdicts = {(c.name, c.params.get("bindings")): c.verdict for c in report.comparisons}
+    assert verdicts == {
+        ("chain", 100): REGRESSION,
+        ("chain", 200): NO_CHANGE,
+        ("only_base", 100): MISSING,
+        ("only_new", 100): MISSING,
+    }
+    assert report.comparisons[0].verdict == REGRESSION  # most urgent first
+    assert report.exit_code == 1
+    assert compare(base, base).exit_code == 0
+
+
+def test_failed_case_explains_the_records_it_replaced():
+    base = results(rec(BASE10, case="k"), rec(BASE10, metric="pass_peak_python_memory", unit="bytes", case="k"))
+    crash = rec([], metric="case", unit="", status=FAILED, error="RuntimeError: boom", case="k")
+    new = results(rec(BASE10, name="other"), crash)
+    with pytest.raises(BenchkillError, match="no case in common"):
+        compare(base, new)
+    new = results(rec(BASE10), crash)
+    report = compare(base, new)
+    [failed] = [c for c in report.comparisons if c.verdict == FAILED_VERDICT]
+    assert failed.metric == "pass_peak_python_memory"
+    assert "newly failed" in failed.notes
+    assert report.exit_code == 1
+
+
+def test_only_filters_by_label():
+    base = results(rec(BASE10), rec(BASE10, name="tree"))
+    report = compare(base, base, only=re.compile(r"tree"))
+    assert [c.name for c in report.comparisons] == ["tree"]
+    assert report.comparisons[0].label == "pass:tree[bindings=100] pass_time"
+    with pytest.raises(BenchkillError, match="matching --only 'nothing'"):
+        compare(base, base, only=re.compile("nothing"))
+
+
+def test_json_form_is_strict_json():
+    base = results(rec([0.0] * 3, unit="bytes"))
+    new = results(rec([5.0] * 3, unit="bytes"))
+    data = compare(base, new).to_dict()
+    text = json.dumps(data, allow_nan=False)
+    assert json.loads(text)["comparisons"][0]["ratio"] is None  # infinite ratio
+    assert data["counts"][REGRESSION] == 1
+
+
+def test_format_value():
+    assert format_value(1.5e-3, "seconds") == "1.5 ms"
+    assert format_value(2.5, "seconds") == "2.5 s"
+    assert format_value(3 * 2**20, "bytes") == "3 MiB"
+    assert format_value(512, "bytes") == "512 B"
+    assert format_value(1.234, "ratio") == "1.23x"
+    assert format_value(None, "bytes") == "-"
+
+
+# --- asv result files ----------------------------------------------------------------
+
+
+def write_asv(root, commit, factor, record_samples=True):
+    """A results file written by asv's own Results class, as `asv run` saves it."""
+    machine = {"machine": "box", "cpu": "Test CPU", "num_cpu": "2", "os": "Linux", "ram": "4GB"}
+    res = AsvResults(machine, {}, commit, 1700000000000, "3.11", "existing-py", {})
+    bench = {"name": "bench_pass.PassTime.time_pass", "version": "v1",
+             "params": [["'chain'", "'tree'"], ["100", "1000"]]}  # fmt: skip
+    samples = [scaled(BASE10, factor * (j + 1)) for j in range(4)]
+    result = BenchmarkResult(result=[s[0] for s in samples], samples=samples,
+                             number=[1] * 4, errcode=0, stderr="", profile=None)  # fmt: skip
+    started = datetime.datetime(2025, 1, 2, tzinfo=datetime.timezone.utc)
+    res.add_result(bench, result, started_at=started, record_samples=record_samples)
+    mem = {"name": "bench_vm.Memory.peakmem_run", "version": "v1", "params": []}
+    res.add_result(mem, BenchmarkResult([None], [None], [None], 1, "crash", None), started_at=started)
+    res.save(str(root))
+    benchmarks = {
+        "bench_pass.PassTime.time_pass": {"param_names": ["family", "bindings"], "unit": "seconds", "type": "time"},
+        "version": 2,
+    }
+    (root / "benchmarks.json").write_text(json.dumps(benchmarks))
+    [path] = (root / "box").glob(f"{commit[:8]}-*.json")
+    return path
+
+
+def test_asv_results_are_read_with_their_samples(tmp_path):
+    path = write_asv(tmp_path, "a" * 40, 1.0)
+    results = load_any(path)
+    assert results.machine.name == "box" and results.machine.git_commit == "aaaaaaaa"
+    assert results.settings.started_at == "2025-01-02T00:00:00+00:00"
+    times = [r for r in results.records if r.metric == "time"]
+    assert [r.params for r in times] == [
+        {"family": "chain", "bindings": 100}, {"family": "chain", "bindings": 1000},
+        {"family": "tree", "bindings": 100}, {"family": "tree", "bindings": 1000},
+    ]  # fmt: skip
+    assert times[1].samples == pytest.approx(scaled(BASE10, 2))
+    assert times[0].unit == "seconds"
+    [mem] = [r for r in results.records if r.metric == "peakmemory"]
+    assert mem.status == FAILED and mem.unit == "bytes"
+
+
+def test_two_asv_files_compare(tmp_path):
+    base = load_any(write_asv(tmp_path, "a" * 40, 1.0))
+    new = load_any(write_asv(tmp_path, "b" * 40, 1.25))
+    report = compare(base, new)
+    assert [c.verdict for c in report.comparisons].count(REGRESSION) == 4
+    assert report.exit_code == 1
+
+
+def test_asv_without_samples_is_insufficient(tmp_path):
+    base = load_any(write_asv(tmp_path, "a" * 40, 1.0, record_samples=False))
+    new = load_any(write_asv(tmp_path, "b" * 40, 1.25, record_samples=False))
+    verdicts = {c.verdict for c in compare(base, new).comparisons if c.metric == "time"}
+    assert verdicts == {INSUFFICIENT}
+
+
+def test_unknown_json_and_old_asv_versions_are_rejected(tmp_path):
+    other = tmp_path / "other.json"
+    other.write_text('{"hello": 1}')
+    with pytest.raises(BenchkillError, match="neither a benchkill results file nor an asv"):
+        load_any(other)
+    old = tmp_path / "old.json"
+    old.write_text('{"version": 1, "results": {}, "result_columns": []}')
+    with pytest.raises(BenchkillError, match="asv results version 1"):
+        load_any(old)

@@ -1,0 +1,84 @@
+"""benchkill's KillAfterLastUse: TVM's pass, reimplemented for speed.
+
+The steps, each in its own module:
+
+0. :mod:`.canonicalize` -- TVM's CanonicalizeBindings preprocessing, only for
+   functions where the sweep shows it can change something;
+1. :mod:`.last_use` -- one forward sweep: last use of every variable, in dicts and sets;
+2. :mod:`.plan` -- which kills go after which binding;
+3. :mod:`.rewrite` -- one rebuild that reuses every unchanged binding and block.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import tvm
+from tvm import relax
+
+from ..errors import BenchkillError
+from . import ir
+from .canonicalize import canonicalize
+from .last_use import sweep_function
+from .plan import plan_kills
+from .rewrite import rewrite_function
+
+#: Environment variable of the regression test hook: a fraction (e.g. ``0.10``) of
+#: the pass's own time spent in extra busy work, to check that comparisons catch it.
+SLOWDOWN_ENV = "BENCHKILL_INJECT_SLOWDOWN"
+
+
+def kill_after_last_use(func, *, exclude_null_value: bool = True, tvm_compatible: bool = True):
+    """Insert kills after last uses in one Relax function (see the module docstring)."""
+    sweep = sweep_function(func)
+    if sweep.needs_canonicalize:
+        func = canonicalize(func)
+        sweep = sweep_function(func)
+    plan = plan_kills(sweep, exclude_null_value=exclude_null_value, tvm_compatible=tvm_compatible)
+    return rewrite_function(func, sweep.root, plan, ir.KillFactory())
+
+
+def KillAfterLastUse(  # noqa: N802  (named like the TVM pass it replaces)
+    exclude_null_value: bool = True, tvm_compatible: bool = True
+) -> tvm.ir.transform.Pass:
+    """A Relax function pass usable wherever ``relax.transform.KillAfterLastUse()`` is.
+
+    Parameters
+    ----------
+    exclude_null_value : bool
+        Never kill variables bound to ``R.null_value()`` (the upstream fix, TVM PR
+        #20267).  False reproduces the pre-fix behaviour, whose ``R.vm.kill_object``
+        on such a variable crashes ``exec_mode="compiled"`` code generation.
+    tvm_compatible : bool
+        Give exactly the output of TVM's C++ pass.  False goes beyond it: kills are
+        kept after nested ``If`` bindings, so programs with control flow free memory.
+    """
+    options = {"exclude_null_value": bool(exclude_null_value), "tvm_compatible": bool(tvm_compatible)}
+    name = "benchkill.KillAfterLastUse"
+    if not tvm_compatible:
+        name += "[beyond]"
+    if not exclude_null_value:
+        name += "[legacy]"
+
+    def transform(func, _mod, _ctx):
+        start = time.perf_counter()
+        result = kill_after_last_use(func, **options)
+        _inject_slowdown(time.perf_counter() - start)
+        return result
+
+    return relax.transform.function_pass(opt_level=0, name=name)(transform)
+
+
+def _inject_slowdown(elapsed: float) -> None:
+    """Busy work of ``BENCHKILL_INJECT_SLOWDOWN`` times ``elapsed`` (off when unset)."""
+    raw = os.environ.get(SLOWDOWN_ENV)
+    if not raw:
+        return
+    try:
+        fraction = float(raw)
+    except ValueError:
+        raise BenchkillError(f"{SLOWDOWN_ENV}={raw!r} is not a number") from None
+    end = time.perf_counter() + fraction * elapsed
+    while time.perf_counter() < end:
+        pass

@@ -1,0 +1,238 @@
+"""Step 1 of the pass: one forward sweep that finds each variable's last use.
+
+The sweep walks every scope (the function body and each ``If`` branch) once, in the
+order TVM's ``CollectLastUsage`` visits it, and records in plain dicts and sets:
+
+* for each variable bound in a scope, the position (index among the scope's
+  top-level bindings) of the binding that uses it last, or ``OUTPUT`` when its last
+  use is the scope's result expression;
+* which variables are storage (``alloc_storage`` results), constants, bound to
+  ``R.null_value()``, or already killed;
+* whether CanonicalizeBindings, which TVM runs first, could change the function.
+
+A use inside a nested ``If`` (condition, branch bindings or branch result) counts as a
+use at the ``If`` binding of the scope that defines the variable.  Recursion follows
+the nesting of scopes only, never the number of bindings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import BenchkillError
+from . import ir
+
+#: ``last_use`` value of a variable whose last use is its scope's result expression.
+OUTPUT = -1
+
+
+@dataclass
+class Scope:
+    """One SeqExpr: its blocks and top-level bindings, as fetched once from the FFI."""
+
+    seq: object
+    blocks: list
+    bindings: list  # list of lists, one per block
+    dataflow: list  # bool per block
+    #: position of the first binding whose value holds a nested scope (If, Function)
+    first_nested: int = -1
+    #: position -> the nested scopes inside that binding's value
+    children: dict = field(default_factory=dict)
+    #: (handle, var, position) of each variable bound at top level, in order
+    defs: list = field(default_factory=list)
+
+
+@dataclass
+class Sweep:
+    """What the sweep found in one function."""
+
+    root: Scope
+    last_use: dict  # handle -> position in the defining scope, or OUTPUT
+    storage: set
+    constants: set
+    null_values: set
+    killed: set
+    needs_canonicalize: bool
+
+
+def sweep_function(func) -> Sweep:
+    """Sweep the Relax function ``func`` (see the module docstring)."""
+    return _Sweeper().run(func)
+
+
+class _Sweeper:
+    def __init__(self) -> None:
+        self.last_use: dict[int, int] = {}
+        self.def_depth: dict[int, int] = {}
+        self.storage: set[int] = set()
+        self.constants: set[int] = set()
+        self.null_values: set[int] = set()
+        self.killed: set[int] = set()
+        self.tuple_vars: set[int] = set()  # bound to a Tuple literal
+        self.tgi_vars: set[int] = set()  # bound to a TupleGetItem
+        self.needs_canonicalize = False
+        self.pos_stack: list[int] = []
+        self.alloc_storage = {ir.op_handle(n) for n in ir.ALLOC_STORAGE}
+        self.alloc_tensor = {ir.op_handle(n) for n in ir.ALLOC_TENSOR}
+        self.kills = {ir.op_handle(n) for n in (ir.KILL_TENSOR, ir.KILL_STORAGE, ir.KILL_OBJECT)}
+        self.null_value = ir.op_handle(ir.NULL_VALUE)
+
+    def run(self, func) -> Sweep:
+        root = self.scope(func.body)
+        return Sweep(
+            root,
+            self.last_use,
+            self.storage,
+            self.constants,
+            self.null_values,
+            self.killed,
+            self.needs_canonicalize,
+        )
+
+    # -- scopes ---------------------------------------------------------------
+    def scope(self, seq) -> Scope:
+        if type(seq) is not ir.SeqExpr:
+            raise BenchkillError(f"malformed IR: expected a SeqExpr body, found {type(seq).__name__}")
+        depth = len(self.pos_stack)
+        self.pos_stack.append(0)
+        blocks = ir.items(seq.blocks)
+        scope = Scope(seq, blocks, [], [])
+        pos = 0
+        for block in blocks:
+            bindings = ir.items(block.bindings)
+            dataflow = type(block) is ir.DataflowBlock
+            if dataflow:
+                self.needs_canonicalize = True
+            scope.bindings.append(bindings)
+            scope.dataflow.append(dataflow)
+            for binding in bindings:
+                self.pos_stack[depth] = pos
+                self.binding(binding, scope, pos, depth)
+                pos += 1
+        if scope.first_nested < 0:
+            scope.first_nested = pos
+        self.pos_stack[depth] = OUTPUT
+        self.use(seq.body)
+        self.pos_stack.pop()
+        return scope
+
+    # -- bindings -------------------------------------------------------------
+    def binding(self, binding, scope: Scope, pos: int, depth: int) -> None:
+        var = binding.var
+        h = var.__chandle__()
+        value = binding.value
+        kind = type(value)
+        if type(binding) is not ir.VarBinding:  # MatchCast
+            self.needs_canonicalize = True
+            self.use(value)
+        elif kind is ir.Call:
+            op = value.op
+            oh = op.__chandle__() if type(op) is not ir.Var else 0
+            if oh in self.alloc_storage:
+                self.storage.add(h)
+            elif oh == self.null_value:
+                self.null_values.add(h)
+            elif oh in self.kills:
+                self.killed.add(_kill_target(value))
+            elif oh in self.alloc_tensor:
+                # Only the storage argument can be a killable variable; the offset,
+                # shape and dtype arguments are prim, shape and dtype values.
+                self.use_var(ir.array_get(value.args, 0))
+            else:
+                self.use(value)
+        elif kind is ir.If:
+            self.nested(scope, pos)
+            self.use(value.cond)
+            scope.children[pos] = [self.scope(value.true_branch), self.scope(value.false_branch)]
+        elif kind is ir.GenericConst:
+            self.constants.add(h)
+            self.needs_canonicalize = True  # uses of a constant variable are inlined
+        elif kind is ir.Var or kind is ir.DataflowVar:
+            self.needs_canonicalize = True  # trivial rebinding
+            self.use_var(value)
+        elif kind is ir.Tuple:
+            self.tuple_vars.add(h)
+            fields = value.fields
+            if ir.array_size(fields):
+                first = ir.array_get(fields, 0)
+                if type(first) is ir.TupleGetItem or (
+                    type(first) in (ir.Var, ir.DataflowVar) and first.__chandle__() in self.tgi_vars
+                ):
+                    self.needs_canonicalize = True  # may be a copy of an earlier tuple
+            self.use(value)
+        elif kind is ir.TupleGetItem:
+            self.tgi_vars.add(h)
+            tup = value.tuple_value
+            if type(tup) is ir.Tuple or (
+                type(tup) in (ir.Var, ir.DataflowVar) and tup.__chandle__() in self.tuple_vars
+            ):
+                self.needs_canonicalize = True  # item of a known tuple
+            self.use(tup)
+        elif kind is ir.Function or kind is ir.SeqExpr:
+            self.needs_canonicalize = True
+            self.nested(scope, pos)
+            body = value.body if kind is ir.Function else value
+            scope.children[pos] = [self.scope(body)]
+        else:
+            self.use(value)
+        self.def_depth[h] = depth
+        scope.defs.append((h, var, pos))
+
+    @staticmethod
+    def nested(scope: Scope, pos: int) -> None:
+        if scope.first_nested < 0:
+            scope.first_nested = pos
+
+    # -- uses -----------------------------------------------------------------
+    def use_var(self, var) -> None:
+        if type(var) is ir.Var or type(var) is ir.DataflowVar:
+            h = var.__chandle__()
+            depth = self.def_depth.get(h)
+            if depth is not None:
+                self.last_use[h] = self.pos_stack[depth]
+        else:
+            self.use(var)
+
+    def use(self, expr) -> None:
+        """Record uses of the variables in a leaf-or-call expression."""
+        kind = type(expr)
+        if kind is ir.Var or kind is ir.DataflowVar:
+            self.use_var(expr)
+        elif kind is ir.Call:
+            op = expr.op
+            if type(op) is not ir.Op:
+                self.use(op)
+            args = expr.args
+            for i in range(ir.array_size(args)):
+                arg = ir.array_get(args, i)
+                if type(arg) is ir.Var:
+                    self.use_var(arg)
+                else:
+                    self.use(arg)
+        elif kind is ir.Tuple:
+            fields = expr.fields
+            for i in range(ir.array_size(fields)):
+                self.use(ir.array_get(fields, i))
+        elif kind is ir.TupleGetItem:
+            self.use(expr.tuple_value)
+        elif kind is ir.If or kind is ir.SeqExpr or kind is ir.Function:
+            raise BenchkillError(
+                f"malformed IR: a {kind.__name__} nested inside an expression (not normalized)"
+            )
+
+
+def _kill_target(call) -> int:
+    args = call.args
+    n = ir.array_size(args)
+    if n != 1:
+        raise BenchkillError(
+            f"malformed IR: {call.op.name} should have one argument, but has {n}"
+        )
+    target = ir.array_get(args, 0)
+    if type(target) is not ir.Var and type(target) is not ir.DataflowVar:
+        raise BenchkillError(
+            f"malformed IR: non-normalized kill argument in {call.op.name}"
+            f"({type(target).__name__}); a kill must name a variable"
+        )
+    return target.__chandle__()
+

@@ -1,0 +1,72 @@
+"""Step 3 of the pass: rebuild the function with the planned kills.
+
+Every binding and block that does not change is reused as it is.  Like TVM's
+ExprMutator, each rebuilt SeqExpr drops empty binding blocks.
+"""
+
+from __future__ import annotations
+
+from . import ir
+from .last_use import Scope
+
+
+def rewrite_function(func, root: Scope, plan: dict, kill_factory: ir.KillFactory):
+    """``func`` with the kills of ``plan`` inserted, or ``func`` itself if none."""
+    body = _rewrite_scope(root, plan, kill_factory)
+    if body is None:
+        return func
+    return ir.make_function(func.params, body, func.ret_ty, func.is_pure, func.attrs, func.span)
+
+
+def _rewrite_scope(scope: Scope, plan: dict, make_kill: ir.KillFactory):
+    """The new SeqExpr of ``scope``, or None when nothing in it changes."""
+    new_children = {}
+    for pos, children in scope.children.items():
+        rewritten = [_rewrite_scope(child, plan, make_kill) for child in children]
+        if any(r is not None for r in rewritten):
+            new_children[pos] = [
+                child.seq if r is None else r for child, r in zip(children, rewritten)
+            ]
+    kills = plan.get(id(scope), {})
+    empty_block = any(not bindings for bindings in scope.bindings)
+    if not kills and not new_children and not empty_block:
+        return None
+
+    blocks = []
+    pos = 0
+    for block, bindings, dataflow in zip(scope.blocks, scope.bindings, scope.dataflow):
+        if not bindings:
+            continue
+        end = pos + len(bindings)
+        if not any(p in kills or p in new_children for p in range(pos, end)):
+            blocks.append(block)
+            pos = end
+            continue
+        out = []
+        append = out.append
+        for binding in bindings:
+            if pos in new_children:
+                binding = _rebuild_binding(binding, new_children[pos])
+            append(binding)
+            for op_name, var in kills.get(pos, ()):
+                append(make_kill(op_name, var, dataflow))
+            pos += 1
+        blocks.append((ir.make_dataflow_block if dataflow else ir.make_binding_block)(out, None))
+    seq = scope.seq
+    new_seq = ir.make_seq_expr(blocks, seq.body, seq.span)
+    ir.update_type(new_seq, seq.ty)
+    return new_seq
+
+
+def _rebuild_binding(binding, new_bodies: list):
+    value = binding.value
+    if type(value) is ir.If:
+        new_value = ir.make_if(value.cond, new_bodies[0], new_bodies[1], value.span)
+        ir.update_type(new_value, value.ty)
+    elif type(value) is ir.Function:
+        new_value = ir.make_function(
+            value.params, new_bodies[0], value.ret_ty, value.is_pure, value.attrs, value.span
+        )
+    else:  # a SeqExpr bound directly
+        new_value = new_bodies[0]
+    return ir.make_var_binding(binding.var, new_value, binding.span)

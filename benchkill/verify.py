@@ -1,0 +1,567 @@
+"""Check the kills of a lowered Relax module: where each one is, and (optionally) none missing.
+
+A kill (``R.memory.kill_tensor``, ``R.memory.kill_storage``, ``R.vm.kill_object``) sets a VM
+register to null, like Python's ``del``.  :func:`verify_kills` reports a
+:class:`Violation` for each of these rules:
+
+``kill-malformed``
+    A kill whose argument is not exactly one variable.
+``kill-null-value``, ``kill-constant``, ``kill-no-register-type``
+    A kill of a variable the VM keeps no register for: one bound to ``R.null_value()``, to a
+    constant (a tensor constant, ``R.str``, ``R.dtype``, a prim value), or of FuncType,
+    ShapeType or PrimType.  Both VM code generators fail on such a kill.
+``kill-param``
+    A kill of a function parameter.
+``double-kill``
+    A second kill of a variable that is already killed on some path to it.
+``use-after-kill``
+    A use (in a binding, an ``If`` condition or a branch result) of a variable that is
+    killed on some path to it.
+``kill-output``
+    A kill of a variable that the function returns.
+``missed-kill`` (only with ``expect_complete=True``)
+    A tensor or storage not killed after its last use; see :func:`verify_kills`.
+
+Aliases.  KillAfterLastUse starts with CanonicalizeBindings, which replaces a variable by
+the one it merely renames, so a kill that is harmless in the input can become a
+use-after-free in the output.  The rules therefore treat as one object the variables that
+CanonicalizeBindings merges: ``y = x``, ``y = R.match_cast(x, T)`` with T equal to x's type,
+``y = t[i]`` where ``t`` is bound to a tuple literal (``y`` is then its i-th field), and a
+tuple rebuilt item by item from a parameter tuple.  A match_cast that refines the type
+(``R.match_cast(obj, R.Tensor(...))``) gets a register of its own and is not an alias.
+
+The check walks each function once with an explicit stack (no recursion), in time linear
+in the number of bindings times the ``If`` nesting depth.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import tvm
+import tvm_ffi
+from tvm import relax
+
+from .errors import BenchkillError
+
+#: Rule name -> one-line meaning, in the order the checks run.
+RULES = {
+    "kill-malformed": "the kill's argument is not exactly one variable",
+    "kill-null-value": "kill of a variable bound to R.null_value() (no VM register)",
+    "kill-constant": "kill of a variable bound to a constant (no VM register)",
+    "kill-no-register-type": "kill of a FuncType/ShapeType/PrimType variable (no VM register)",
+    "kill-param": "kill of a function parameter",
+    "double-kill": "kill of a variable already killed on some path",
+    "use-after-kill": "use of a variable killed on some path to the use",
+    "kill-output": "kill of a variable the function returns",
+    "missed-kill": "tensor or storage not killed after its last use (expect_complete)",
+}
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule: where (function, binding position and text), what, and why.
+
+    ``binding`` is the position in the function: ``"3"`` is the fourth binding of the body,
+    ``"3.then.0"`` the first binding of the true branch of the ``If`` bound at ``"3"``,
+    ``"return"`` / ``"3.else.result"`` the result expression of the body / of a branch.
+    """
+
+    function: str
+    variable: str
+    binding: str
+    description: str
+    rule: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.function} @{self.binding} {self.rule}: {self.message} [{self.description}]"
+
+
+def verify_kills(mod: tvm.IRModule, expect_complete: bool = False) -> list[Violation]:
+    """Every kill-rule violation in the Relax functions of ``mod``, function by function.
+
+    Parameters
+    ----------
+    mod : tvm.IRModule
+        A lowered module (typically the output of a KillAfterLastUse pass).
+    expect_complete : bool
+        Also report missed kills.  *Complete* means: every storage (a variable bound to
+        ``R.memory.alloc_storage`` / ``R.vm.alloc_storage``) and every tensor (a TensorType
+        variable that has a VM register) that is defined in a scope (the function body or an
+        ``If`` branch), is used at least once, and is not part of that scope's result, is
+        killed on every path before the scope ends.  Kills inside both branches of a nested
+        ``If`` count; aliases count as the variable they rename.  A never-used variable has
+        no last use and is not required to be killed; promptness (how soon after the last
+        use) is not checked.
+    """
+    if not isinstance(mod, tvm.IRModule):
+        raise BenchkillError(f"verify_kills expects a tvm.IRModule, got {type(mod).__name__}")
+    violations: list[Violation] = []
+    for gvar, func in mod.functions_items():
+        if isinstance(func, relax.Function):
+            checker = _FunctionChecker(gvar.name_hint, expect_complete)
+            violations.extend(checker.run(func))
+    return violations
+
+
+def read_module(path: str | Path) -> tvm.IRModule:
+    """The IRModule in ``path``: JSON from ``tvm.ir.save_json``, or TVMScript.
+
+    A TVMScript file may start with the usual ``from tvm.script import ... as I/R/T``
+    lines; a single printed ``@R.function`` is wrapped in a module as ``main``.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BenchkillError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}")
+    if text.lstrip().startswith("{"):
+        try:
+            parsed = tvm.ir.load_json(text)
+        except Exception as exc:  # the JSON reader raises many kinds
+            raise BenchkillError(f"cannot load {path} as TVM JSON: {_first_line(exc)}") from None
+    else:
+        try:
+            parsed = tvm.script.from_source(_IMPORT_LINE.sub(r"# \g<0>", text))
+        except Exception as exc:  # the parser raises SyntaxError, DiagnosticError, ...
+            raise BenchkillError(
+                f"cannot parse {path} as TVMScript: {_first_line(exc)}"
+            ) from None
+    if isinstance(parsed, relax.Function):
+        parsed = tvm.IRModule({"main": parsed})
+    if not isinstance(parsed, tvm.IRModule):
+        raise BenchkillError(f"{path} holds a {type(parsed).__name__}, not an IRModule")
+    return parsed
+
+
+_IMPORT_LINE = re.compile(
+    r"^(from tvm\.script import (ir as I|relax as R|tirx as T)|import tvm)\s*$", re.M
+)
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    where = next((line for line in lines if line.startswith("--> ")), None)
+    if where is not None:
+        line_no = where.rsplit(":", 2)[-2]
+        return f"{lines[0]} (line {line_no})"
+    return lines[0]
+
+
+# --- classification of calls ----------------------------------------------------------
+
+_KILL, _STORAGE, _NULL = "kill", "storage", "null"
+_OP_KIND = {
+    tvm.ir.Op.get(name).__chandle__(): kind
+    for name, kind in [
+        ("relax.memory.kill_tensor", _KILL),
+        ("relax.memory.kill_storage", _KILL),
+        ("relax.vm.kill_object", _KILL),
+        ("relax.memory.alloc_storage", _STORAGE),
+        ("relax.vm.alloc_storage", _STORAGE),
+        ("relax.null_value", _NULL),
+    ]
+}
+_NO_REGISTER_TYPES = (relax.FuncType, relax.ShapeType, tvm.ir.PrimType)
+_PARAM, _CONST = "param", "const"
+_MAY, _MUST = 0, 1
+
+
+def _call_kind(value: object) -> str | None:
+    if isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op):
+        return _OP_KIND.get(value.op.__chandle__())
+    return None
+
+
+def _vars_in(expr: object) -> list:
+    """The relax variables an expression reads (closures: their free variables)."""
+    found = []
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, relax.Var):
+            found.append(e)
+        elif isinstance(e, relax.Call):
+            stack.extend(e.args)
+            if isinstance(e.op, relax.Var):
+                stack.append(e.op)
+        elif isinstance(e, relax.Tuple):
+            stack.extend(e.fields)
+        elif isinstance(e, relax.TupleGetItem):
+            stack.append(e.tuple_value)
+        elif isinstance(e, (relax.Function, relax.SeqExpr, relax.If)):
+            found.extend(relax.analysis.free_vars(e))
+    return found
+
+
+# --- the per-function walk ---------------------------------------------------------------
+
+
+class _Scope:
+    """A SeqExpr being walked: the function body (depth 0) or an If branch."""
+
+    __slots__ = ("seq", "bindings", "prefix", "depth", "index", "candidates", "result_name")
+
+    def __init__(self, seq: relax.SeqExpr, prefix: str, depth: int, result_name: str):
+        self.seq = seq
+        self.bindings = [b for block in seq.blocks for b in block.bindings]
+        self.prefix = prefix
+        self.depth = depth
+        self.index = 0
+        self.candidates: list[tuple[int, relax.Var]] = []
+        self.result_name = result_name
+
+
+class _IfTask:
+    """An If binding whose branches are being walked; merges their kills afterwards."""
+
+    __slots__ = ("scope", "binding", "mark", "phase", "then_added")
+
+    def __init__(self, scope: _Scope, binding: relax.VarBinding, mark: int):
+        self.scope = scope
+        self.binding = binding
+        self.mark = mark
+        self.phase = 0
+        self.then_added: tuple[dict, set] = ({}, set())
+
+
+class _FunctionChecker:
+    def __init__(self, name: str, expect_complete: bool):
+        self.name = name
+        self.expect_complete = expect_complete
+        self.violations: list[Violation] = []
+        # Object identity: handle of a var -> handle of the var it aliases (absent: itself).
+        self.root: dict[int, int] = {}
+        self.nature: dict[int, str] = {}  # root handle -> _PARAM / _CONST / _NULL / _STORAGE
+        self.depth: dict[int, int] = {}  # root handle -> depth of its defining scope
+        self.tuple_fields: dict[int, list] = {}  # root bound to a tuple literal -> fields
+        self.item_of: dict[int, tuple[int, int]] = {}  # var = t[i] (t opaque) -> (root t, i)
+        # Kills on some path (root -> kill location) and on every path; the log lets If
+        # branches undo their kills before the other branch is walked.
+        self.may: dict[int, tuple[_Scope, int]] = {}
+        self.must: set[int] = set()
+        self.log: list[tuple[int, int]] = []
+        # Completeness: candidate root -> depth; candidate -> location of its last use.
+        self.candidate_depth: dict[int, int] = {}
+        self.last_use: dict[int, tuple[_Scope, int]] = {}
+        self.cursor: list[tuple[_Scope, int]] = []  # current binding at each depth
+
+    # -- driver --------------------------------------------------------------------------
+
+    def run(self, func: relax.Function) -> list[Violation]:
+        for param in func.params:
+            h = param.__chandle__()
+            self.nature[h] = _PARAM
+            self.depth[h] = 0
+        stack: list[_Scope | _IfTask] = [self._enter(func.body, "", 0, "return")]
+        while stack:
+            top = stack[-1]
+            if isinstance(top, _IfTask):
+                self._branch_done(top, stack)
+                continue
+            if top.index == len(top.bindings):
+                self._leave(top)
+                stack.pop()
+                continue
+            binding = top.bindings[top.index]
+            self.cursor[top.depth] = (top, top.index)
+            value = binding.value
+            if isinstance(value, relax.If):
+                for var in _vars_in(value.cond):
+                    self._use(var, top, top.index)
+                stack.append(_IfTask(top, binding, len(self.log)))
+                prefix = f"{top.prefix}{top.index}.then"
+                stack.append(self._enter(value.true_branch, prefix + ".", top.depth + 1,
+                                         prefix + ".result"))
+                continue
+            self._binding(top, binding, value)
+            top.index += 1
+        return self.violations
+
+    def _enter(self, seq: object, prefix: str, depth: int, result_name: str) -> _Scope:
+        if not isinstance(seq, relax.SeqExpr):
+            raise BenchkillError(
+                f"{self.name}: function body or If branch at {prefix or 'top'} is not a "
+                f"SeqExpr ({type(seq).__name__}); normalize the module first"
+            )
+        scope = _Scope(seq, prefix, depth, result_name)
+        if len(self.cursor) <= depth:
+            self.cursor.append((scope, 0))
+        return scope
+
+    def _branch_done(self, task: _IfTask, stack: list) -> None:
+        added = self._undo(task.mark, task.scope.depth + 1)
+        if task.phase == 0:
+            task.then_added = added
+            task.phase = 1
+            scope = task.scope
+            prefix = f"{scope.prefix}{scope.index}.else"
+            stack.append(self._enter(task.binding.value.false_branch, prefix + ".",
+                                     scope.depth + 1, prefix + ".result"))
+            return
+        stack.pop()
+        (then_may, then_must), (else_may, else_must) = task.then_added, added
+        for root, where in list(then_may.items()) + list(else_may.items()):
+            if root not in self.may:
+                self.may[root] = where
+                self.log.append((_MAY, root))
+        for root in then_must & else_must:
+            if root not in self.must:
+                self.must.add(root)
+                self.log.append((_MUST, root))
+        self._define(task.scope, task.binding, task.binding.value)
+        task.scope.index += 1
+
+    def _undo(self, mark: int, branch_depth: int) -> tuple[dict, set]:
+        """Forget the kills logged since ``mark``; return those of variables defined outside
+        the branch (the branch's own variables are out of scope after it)."""
+        may: dict[int, tuple[_Scope, int]] = {}
+        must: set[int] = set()
+        while len(self.log) > mark:
+            kind, root = self.log.pop()
+            outer = self.depth.get(root, 0) < branch_depth
+            if kind == _MAY:
+                where = self.may.pop(root)
+                if outer:
+                    may[root] = where
+            else:
+                self.must.discard(root)
+                if outer:
+                    must.add(root)
+        return may, must
+
+    # -- bindings ------------------------------------------------------------------------
+
+    def _binding(self, scope: _Scope, binding: object, value: object) -> None:
+        if _call_kind(value) == _KILL:
+            self._kill(scope, value)
+            return
+        for var in _vars_in(value):
+            self._use(var, scope, scope.index)
+        self._define(scope, binding, value)
+
+    def _root(self, var: relax.Var) -> int:
+        h = var.__chandle__()
+        return self.root.get(h, h)
+
+    def _define(self, scope: _Scope, binding: object, value: object) -> None:
+        var = binding.var
+        h = var.__chandle__()
+        alias: int | None = None
+        if isinstance(binding, relax.MatchCast):
+            if isinstance(value, relax.Var) and tvm_ffi.structural_equal(var.ty, value.ty):
+                alias = self._root(value)
+        elif isinstance(value, relax.Var):
+            alias = self._root(value)
+        elif isinstance(value, relax.TupleGetItem):
+            alias = self._define_item(h, value)
+        elif isinstance(value, relax.Tuple):
+            alias = self._rebuilt_tuple(value)
+            if alias is None:
+                self.tuple_fields[h] = list(value.fields)
+        elif isinstance(value, tvm.ir.expr.Constant):
+            self.nature[h] = _CONST
+        else:
+            kind = _call_kind(value)
+            if kind is not None:
+                self.nature[h] = kind
+        if alias is not None:
+            self.root[h] = alias
+            return
+        self.depth[h] = scope.depth
+        if self.expect_complete and self._is_candidate(h, var):
+            self.candidate_depth[h] = scope.depth
+            scope.candidates.append((h, var))
+
+    def _define_item(self, h: int, value: relax.TupleGetItem) -> int | None:
+        tup = value.tuple_value
+        if not isinstance(tup, relax.Var):
+            return None
+        troot = self._root(tup)
+        fields = self.tuple_fields.get(troot)
+        if fields is None:
+            self.item_of[h] = (troot, int(value.index))
+            return None
+        field = fields[int(value.index)]
+        if isinstance(field, relax.Var):
+            return self._root(field)
+        if isinstance(field, tvm.ir.expr.Constant):
+            self.nature[h] = _CONST
+        return None
+
+    def _rebuilt_tuple(self, value: relax.Tuple) -> int | None:
+        """``(p[0], ..., p[n-1])`` of a parameter tuple ``p`` is ``p`` itself."""
+        fields = value.fields
+        if not fields:
+            return None
+        source = None
+        for i, field in enumerate(fields):
+            if not isinstance(field, relax.Var):
+                return None
+            item = self.item_of.get(self._root(field))
+            if item is None or item[1] != i or (source is not None and item[0] != source):
+                return None
+            source = item[0]
+        if self.nature.get(source) != _PARAM:
+            return None
+        return source
+
+    def _is_candidate(self, h: int, var: relax.Var) -> bool:
+        nature = self.nature.get(h)
+        if nature == _STORAGE:
+            return True
+        return nature is None and isinstance(var.ty, relax.TensorType)
+
+    # -- uses and kills --------------------------------------------------------------------
+
+    def _use(self, var: relax.Var, scope: _Scope, index: int, result: bool = False) -> None:
+        root = self._root(var)
+        killed_at = self.may.get(root)
+        if killed_at is not None:
+            if result and scope.depth == 0:
+                rule, what = "kill-output", "returned by the function"
+            elif result:
+                rule, what = "use-after-kill", "used as the branch result"
+            else:
+                rule, what = "use-after-kill", "used"
+            self._report(scope, index, var, rule,
+                         f"{var.name} is {what} after {self._kill_text(killed_at)}")
+        depth = self.candidate_depth.get(root)
+        if depth is not None:
+            if result and depth == scope.depth:
+                self.candidate_depth[root] = -1  # part of the scope's result: never killed
+            elif depth >= 0:
+                self.last_use[root] = self.cursor[depth]
+
+    def _kill(self, scope: _Scope, call: relax.Call) -> None:
+        index = scope.index
+        args = call.args
+        if len(args) != 1 or not isinstance(args[0], relax.Var):
+            text = ", ".join(_short(a) for a in args)
+            self._report(scope, index, None, "kill-malformed",
+                         f"kill of ({text}): expected exactly one variable", variable=text)
+            return
+        var = args[0]
+        root = self._root(var)
+        nature = self.nature.get(root)
+        alias = "" if root == var.__chandle__() else " (an alias)"
+        if nature == _NULL:
+            self._report(scope, index, var, "kill-null-value",
+                         f"{var.name}{alias} is bound to R.null_value() and has no VM register")
+            return
+        if nature == _CONST:
+            self._report(scope, index, var, "kill-constant",
+                         f"{var.name}{alias} is bound to a constant and has no VM register")
+            return
+        if isinstance(var.ty, _NO_REGISTER_TYPES):
+            self._report(scope, index, var, "kill-no-register-type",
+                         f"{var.name} has type {type(var.ty).__name__} and no VM register")
+            return
+        killed_at = self.may.get(root)
+        if killed_at is not None:
+            self._report(scope, index, var, "double-kill",
+                         f"{var.name}{alias} is already killed by {self._kill_text(killed_at)}")
+            return
+        if nature == _PARAM:
+            self._report(scope, index, var, "kill-param",
+                         f"{var.name}{alias} is a parameter of the function")
+        self.may[root] = (scope, index)
+        self.log.append((_MAY, root))
+        if root not in self.must:
+            self.must.add(root)
+            self.log.append((_MUST, root))
+
+    def _leave(self, scope: _Scope) -> None:
+        """The scope's result expression, then its missed kills."""
+        result_index = len(scope.bindings)
+        for var in _vars_in(scope.seq.body):
+            self._use(var, scope, result_index, result=True)
+        for root, var in scope.candidates:
+            depth = self.candidate_depth.pop(root)
+            where = self.last_use.pop(root, None)
+            if depth < 0 or where is None or root in self.must:
+                continue
+            last_scope, last_index = where
+            what = "storage" if self.nature.get(root) == _STORAGE else "tensor"
+            self._report(last_scope, last_index, var, "missed-kill",
+                         f"{what} {var.name} is not killed after its last use at "
+                         f"{self._position(last_scope, last_index)}")
+
+    # -- reporting -------------------------------------------------------------------------
+
+    def _position(self, scope: _Scope, index: int) -> str:
+        if index >= len(scope.bindings):
+            return scope.result_name
+        return f"{scope.prefix}{index}"
+
+    def _kill_text(self, where: tuple[_Scope, int]) -> str:
+        scope, index = where
+        return f"{_describe(scope.bindings[index])} at {self._position(scope, index)}"
+
+    def _report(self, scope: _Scope, index: int, var: relax.Var | None, rule: str,
+                message: str, variable: str | None = None) -> None:
+        if index < len(scope.bindings):
+            description = _describe(scope.bindings[index])
+        else:
+            description = f"result {_short(scope.seq.body)}"
+        self.violations.append(Violation(
+            function=self.name,
+            variable=variable if variable is not None else var.name,
+            binding=self._position(scope, index),
+            description=description,
+            rule=rule,
+            message=message,
+        ))
+
+
+# --- short text of bindings (only built for violations) ------------------------------------
+
+
+def _describe(binding: object) -> str:
+    value = binding.value
+    if isinstance(value, relax.If):
+        text = f"if {_short(value.cond)}: ..."
+    elif isinstance(binding, relax.MatchCast):
+        text = f"R.match_cast({_short(value)}, ...)"
+    else:
+        text = _short(value)
+    if _call_kind(value) == _KILL:
+        return text
+    return f"{binding.var.name} = {text}"
+
+
+def _short(expr: object, limit: int = 80) -> str:
+    if isinstance(expr, relax.Var):
+        text = expr.name
+    elif isinstance(expr, relax.Call):
+        op = expr.op
+        if isinstance(op, tvm.ir.Op):
+            callee = "R." + op.name.removeprefix("relax.")
+        elif isinstance(op, relax.ExternFunc):
+            callee = f'R.call_packed "{op.global_symbol}"'
+        elif isinstance(op, tvm.ir.GlobalVar):
+            callee = op.name_hint
+        else:
+            callee = _short(op)
+        text = f"{callee}({', '.join(_short(a, 20) for a in expr.args)})"
+    elif isinstance(expr, relax.Tuple):
+        text = f"({', '.join(_short(f, 20) for f in expr.fields)})"
+    elif isinstance(expr, relax.TupleGetItem):
+        text = f"{_short(expr.tuple_value)}[{int(expr.index)}]"
+    elif isinstance(expr, tvm.ir.StringImm):
+        text = repr(str(expr.value))
+    elif isinstance(expr, (tvm.tirx.IntImm, tvm.tirx.FloatImm)):
+        text = str(expr.value)
+    elif isinstance(expr, relax.ShapeExpr):
+        dims = (str(v.value) if isinstance(v, tvm.tirx.IntImm) else str(v) for v in expr.values)
+        text = f"R.shape([{', '.join(dims)}])"
+    elif isinstance(expr, tvm.ir.expr.Constant):
+        text = "const"
+    else:
+        text = type(expr).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,131 @@
+"""Figures and the Markdown report, from records shaped as the suites write them."""
+
+import re
+import xml.etree.ElementTree as ET
+
+import matplotlib
+import pytest
+
+from benchkill.errors import BenchkillError
+from benchkill.machine import Machine
+from benchkill.plot import plot_results
+from benchkill.report import write_report
+from benchkill.results import ResultRecord, Results, RunSettings
+from benchkill.stats import summarize
+from benchkill.suites.base import FAILED
+
+MiB = 2**20
+
+
+def rec(suite, metric, unit, params, samples, extra=None, status="ok", error=None):
+    samples = tuple(float(v) for v in samples)
+    return ResultRecord(
+        case=f"{suite}:{params}", suite=suite, name=params.get("family", params.get("workload", "x")),
+        params=params, metric=metric, unit=unit, samples=samples,
+        summary=summarize(samples) if samples else None, status=status, error=error,
+        extra=extra or {},
+    )  # fmt: skip
+
+
+def pass_records(scale=1.0, families=("chain", "diamond")):
+    out = []
+    for family in families:
+        for n in (100, 1000, 10000):
+            for impl, t in (("benchkill", 1e-6 * n), ("naive", 1e-9 * n * n)):
+                out.append(rec("pass", "pass_time", "seconds",
+                               {"family": family, "bindings": n, "impl": impl},
+                               [t * scale * f for f in (0.99, 1.0, 1.01)]))  # fmt: skip
+    return out
+
+
+def vm_records(workloads=("mlp", "conv"), peak_scale=1):
+    out = []
+    for workload in workloads:
+        out.append(rec("vm", "liveness_bound_bytes", "bytes", {"workload": workload}, [8 * MiB]))
+        for kill in ("none", "tvm", "benchkill"):
+            for mode in ("bytecode", "compiled"):
+                params = {"workload": workload, "kill": kill, "exec_mode": mode}
+                peak = (20 if kill == "none" else 10) * MiB * peak_scale
+                extra = {}
+                if mode == "bytecode":
+                    extra = {"static_live_bytes": [1 * MiB, 3 * MiB, 2 * MiB],
+                             "measured_bytes": [0, 1 * MiB, 4 * MiB, 2 * MiB]}  # fmt: skip
+                out.append(rec("vm", "vm_peak_bytes", "bytes", params, [peak] * 3, extra))
+                out.append(rec("vm", "vm_run_time", "seconds", params, [1e-3, 1.1e-3, 1.2e-3]))
+    return out
+
+
+def run_of(records, started="2025-01-01T00:00:00+00:00", commit="abc1234"):
+    settings = RunSettings(("pass", "vm"), True, ("benchkill", "run"), started, started)
+    return Results(Machine(name="box", git_commit=commit, cores=2), settings, (), tuple(records))
+
+
+def svg_text(path):
+    return " ".join(t.text or "" for t in ET.parse(path).iter() if t.tag.endswith("text"))
+
+
+def test_all_figures_from_one_run(tmp_path):
+    with matplotlib.rc_context({"svg.fonttype": "none"}):  # keep text searchable in the SVG
+        output = plot_results([run_of(pass_records() + vm_records())], tmp_path)
+    names = sorted(p.name for p in output.paths)
+    assert names == sorted(
+        f"{stem}.{ext}"
+        for stem in ("pass_time_scaling", "vm_peak_memory", "memory_timeline_mlp",
+                     "memory_timeline_conv", "vm_run_time")  # fmt: skip
+        for ext in ("png", "svg")
+    )
+    for path in output.paths:
+        assert path.exists()
+        if path.suffix == ".png":
+            assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert output.notes == ("skipped history: history needs two or more results files",)
+    legend = svg_text(tmp_path / "pass_time_scaling.svg")
+    # time = c * n gives slope 1, time = c * n^2 gives slope 2
+    assert "benchkill (slope 1.00)" in legend and "naive (slope 2.00)" in legend
+    assert "liveness bound" in svg_text(tmp_path / "vm_peak_memory.svg")
+    assert "kill=benchkill" in svg_text(tmp_path / "memory_timeline_mlp.svg")
+
+
+def test_figures_without_records_are_skipped_with_notes(tmp_path):
+    output = plot_results([run_of(pass_records())], tmp_path)
+    assert [p.name for p in output.paths] == ["pass_time_scaling.png", "pass_time_scaling.svg"]
+    assert len(output.notes) == 4
+    assert any("vm_peak_bytes" in n for n in output.notes)
+
+
+def test_history_of_several_runs(tmp_path):
+    runs = [
+        run_of(pass_records(1.0 + i / 10, ("chain",)), started=f"2025-01-0{i + 1}T00:00:00+00:00")
+        for i in range(3)
+    ]
+    output = plot_results(list(reversed(runs)), tmp_path)  # order of the arguments does not matter
+    assert tmp_path / "history_pass_pass_time.png" in output.paths
+    assert tmp_path / "history_pass_pass_time.svg" in output.paths
+
+
+def test_plot_needs_results(tmp_path):
+    with pytest.raises(BenchkillError):
+        plot_results([], tmp_path)
+
+
+def test_report_embeds_tables_comparison_and_figures(tmp_path):
+    failed = rec("vm", "case", "", {"workload": "big"}, [], status=FAILED, error="Timeout: 600 s")
+    base = run_of(pass_records(1.0, ("chain",)) + vm_records(("mlp",)), "2025-01-01T00:00:00+00:00")
+    new = run_of(pass_records(1.5, ("chain",)) + vm_records(("mlp",), peak_scale=2) + [failed],
+                 "2025-01-02T00:00:00+00:00", "def5678")  # fmt: skip
+    out = tmp_path / "out" / "report.md"
+    assert write_report([(tmp_path / "new.json", new), (tmp_path / "base.json", base)], out) == out
+    text = out.read_text()
+    assert text.startswith("# benchkill report")
+    assert "| base.json | box | abc1234 |" in text and "| new.json | box | def5678 |" in text
+    assert "### pass: pass_time" in text and "### vm: vm_peak_bytes" in text
+    assert "| chain | bindings=100, family=chain, impl=benchkill | 150 us |" in text
+    assert "## Comparison: base.json -> new.json" in text
+    assert "**regression**" in text  # deterministic peak memory doubled
+    assert "3 vs 3 samples cannot reach p < 0.002" in text  # pass time: too few samples
+    assert "Timeout: 600 s" in text
+    images = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
+    assert "report_figures/pass_time_scaling.png" in images
+    assert "report_figures/history_pass_pass_time.png" in images
+    for image in images:
+        assert (out.parent / image).exists()

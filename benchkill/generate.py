@@ -29,7 +29,7 @@ from .errors import BenchkillError
 FAMILIES = {
     "chain": "per op an alloc_storage, an alloc_tensor on it and a call reading the previous tensor",
     "fanout": "each tensor read by several later ops (3-input calls), so last uses lie far from definitions",
-    "planned": "a few storages allocated up front and shared by many tensors, as after static memory planning",
+    "planned": "4 storages allocated up front, each reused by many tensors in turn, as after static memory planning",
     "shape_heap": "chain ops each checked by a match_shape call on one VMShapeLower-style R.null_value() heap",
     "control": "chain ops and If/else blocks nested up to 3 deep; conditions are a bool parameter or a computed bool",
     "mixed": "all of the above plus constants, trivial rebindings, match_cast, tuples, shape and prim values, "
@@ -39,9 +39,9 @@ FAMILIES = {
 #: Shape of every tensor; ``_TENSOR_BYTES`` is its size as float32.
 _SHAPE = (16, 16)
 _TENSOR_BYTES = 16 * 16 * 4
-#: ``planned``: storages allocated up front, each holding this many tensors.
+#: ``planned``: storages allocated up front and reused, one tensor at a time at offset 0,
+#: as TVM's StaticPlanBlockMemory does (PrimFuncs require a zero byte offset).
 _POOL_STORAGES = 4
-_SLOTS_PER_STORAGE = 4
 #: ``fanout``: the two extra inputs of op i are tensors i-1-a, a in [1, 16), and i-1-b, b in [16, 64).
 _NEAR, _FAR = 16, 64
 #: ``control``: deepest If nesting and largest number of ops inside one If.
@@ -119,9 +119,6 @@ class _Atoms:
         self.uint8 = tvm.ir.GenericConst(tvm.DataType("uint8"), self.any_ty)
         self.float32 = tvm.ir.GenericConst(tvm.DataType("float32"), self.any_ty)
         self.storage_args = (relax.ShapeExpr([i64(_TENSOR_BYTES)]), self.zero, self.global_scope, self.uint8)
-        pool_bytes = _TENSOR_BYTES * _SLOTS_PER_STORAGE
-        self.pool_storage_args = (relax.ShapeExpr([i64(pool_bytes)]), self.zero, self.global_scope, self.uint8)
-        self.offsets = [i64(slot * _TENSOR_BYTES) for slot in range(_SLOTS_PER_STORAGE)]
         self.op_alloc_storage = tvm.ir.Op.get("relax.memory.alloc_storage")
         self.op_alloc_tensor = tvm.ir.Op.get("relax.memory.alloc_tensor")
         self.op_null_value = tvm.ir.Op.get("relax.null_value")
@@ -170,17 +167,16 @@ class _Builder:
         return f"{prefix}{self.count}"
 
     # -- bindings --------------------------------------------------------------------
-    def alloc_storage(self, pool: bool = False) -> relax.Var:
+    def alloc_storage(self) -> relax.Var:
         a = self.a
-        args = a.pool_storage_args if pool else a.storage_args
-        call = _ir_ffi.Call(a.any_ty, a.op_alloc_storage, args, None, (), None)
+        call = _ir_ffi.Call(a.any_ty, a.op_alloc_storage, a.storage_args, None, (), None)
         return self.bind(self.name("storage"), a.any_ty, call)
 
-    def alloc_tensor(self, storage: relax.Var, slot: int = 0, shape: relax.Expr | None = None,
+    def alloc_tensor(self, storage: relax.Var, shape: relax.Expr | None = None,
                      offset: relax.Expr | None = None) -> relax.Var:
         a = self.a
         shape = a.shape if shape is None else shape
-        offset = a.offsets[slot] if offset is None else offset
+        offset = a.zero if offset is None else offset
         args = (storage, offset, shape, a.float32, a.zero)
         call = _ir_ffi.Call(a.tensor_ty, a.op_alloc_tensor, args, None, (), None)
         return self.bind(self.name("alloc"), a.tensor_ty, call)
@@ -190,12 +186,12 @@ class _Builder:
         call = _ir_ffi.Call(a.void_ty, self.kernels[kernel], args, None, (), None)
         self.bind("_", a.void_ty, call)
 
-    def op(self, inputs: tuple, storage: relax.Var | None = None, slot: int = 0,
+    def op(self, inputs: tuple, storage: relax.Var | None = None,
            kernel: str | None = None) -> relax.Var:
         """One lowered operator: storage (unless given), its tensor, the kernel call."""
         if storage is None:
             storage = self.alloc_storage()
-        out = self.alloc_tensor(storage, slot)
+        out = self.alloc_tensor(storage)
         self.call_kernel(kernel or _KERNELS[len(inputs) - 1], (*inputs, out))
         return out
 
@@ -253,11 +249,10 @@ def _fanout(b: _Builder, x: relax.Var, n_ops: int, rng: random.Random) -> relax.
 
 
 def _planned(b: _Builder, x: relax.Var, n_ops: int, rng: random.Random) -> relax.Var:
-    pool = [b.alloc_storage(pool=True) for _ in range(_POOL_STORAGES)]
+    pool = [b.alloc_storage() for _ in range(_POOL_STORAGES)]
     prev = x
     for i in range(n_ops):
-        slot = i % (_POOL_STORAGES * _SLOTS_PER_STORAGE)
-        prev = b.op((prev,), pool[slot // _SLOTS_PER_STORAGE], slot % _SLOTS_PER_STORAGE)
+        prev = b.op((prev,), pool[i % _POOL_STORAGES])
     return prev
 
 
@@ -306,7 +301,7 @@ def _if_block(b: _Builder, prev: relax.Var, n_ops: int, rng: random.Random,
 def _mixed(b: _Builder, x: relax.Var, n_ops: int, rng: random.Random, cond: relax.Var) -> relax.Var:
     a = b.a
     heap = b.null_value()
-    pool = [b.alloc_storage(pool=True) for _ in range(_POOL_STORAGES)]
+    pool = [b.alloc_storage() for _ in range(_POOL_STORAGES)]
     shape = b.bind("shape", a.shape_ty, a.shape)
     offset = b.bind("offset", a.int64_ty, a.zero)
     half = b.bind("half", a.half.ty, a.half)
@@ -320,9 +315,8 @@ def _mixed(b: _Builder, x: relax.Var, n_ops: int, rng: random.Random, cond: rela
         elif kind < 0.40:  # fan-in from an older tensor
             out = b.op((prev, rng.choice(recent)))
         elif kind < 0.50:  # planned: a tensor in a shared storage
-            slot = pool_slot % (_POOL_STORAGES * _SLOTS_PER_STORAGE)
+            out = b.op((prev,), pool[pool_slot % _POOL_STORAGES])
             pool_slot += 1
-            out = b.op((prev,), pool[slot // _SLOTS_PER_STORAGE], slot % _SLOTS_PER_STORAGE)
         elif kind < 0.58:  # shape and prim values bound to variables
             storage = b.alloc_storage()
             out = b.alloc_tensor(storage, shape=shape, offset=offset)

@@ -1,0 +1,228 @@
+"""``benchkill run/compare/plot/report`` through ``cli.main`` and once as a real process.
+
+Bad input (missing files, unreadable JSON, another schema version, no case in common,
+an unknown suite, an invalid --factor) must give one line on stderr, exit code 2, no
+traceback, and leave every existing file as it was.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import types
+
+import pytest
+
+from benchkill.cli import main
+from benchkill.machine import Machine, collect_machine
+from benchkill.results import SCHEMA_VERSION, ResultRecord, Results, RunSettings, load, save
+from benchkill.stats import summarize
+from benchkill.suites import SUITES
+from benchkill.suites.base import EXPECTED_FAILURE, CaseSpec, Record
+
+BASE10 = [1.00, 1.01, 1.02, 0.99, 1.00, 1.03, 0.98, 1.01, 1.00, 1.02]
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """A fake suite module registered as the only suite (it tests the CLI, not TVM)."""
+    module = types.ModuleType("benchkill_test_fake_suite")
+    module.NAME = "fake"
+    module.raise_at, module.expected_at, module.interrupt_at = (), (), None
+
+    def cases(quick):
+        return [CaseSpec("fake", "case", {"i": i}) for i in range(2 if quick else 4)]
+
+    def run_case(spec):
+        i = spec.params["i"]
+        if i == module.interrupt_at:
+            raise KeyboardInterrupt
+        if i in module.raise_at:
+            raise RuntimeError(f"case {i} broke")
+        if i in module.expected_at:
+            return [Record("fake", "case", spec.params, "t", "seconds",
+                           status=EXPECTED_FAILURE, error="unsupported")]  # fmt: skip
+        return [Record("fake", "case", spec.params, "t", "seconds", samples=(1.0, 1.1, 1.2))]
+
+    module.cases, module.run_case = cases, run_case
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    for name in list(SUITES):
+        monkeypatch.delitem(SUITES, name)
+    monkeypatch.setitem(SUITES, "fake", module.__name__)
+    return module
+
+
+def one_error_line(capsys, argv, fragment):
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("benchkill: error: ")
+    assert fragment in lines[0], lines[0]
+
+
+# --- run -----------------------------------------------------------------------------
+
+
+def test_run_writes_default_path(fake, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--quick"]) == 0
+    machine = collect_machine()
+    [path] = (tmp_path / "results" / machine.name).glob("*.json")
+    assert path.name.endswith(f"-{machine.git_commit or 'nogit'}.json")
+    assert path.name[:8].isdigit() and path.name[8] == "T"
+    results = load(path)
+    assert results.settings.suites == ("fake",) and results.settings.quick
+    assert results.settings.command == ("benchkill", "run", "--suite", "fake", "--quick")
+    assert len(results.cases) == 2
+    assert capsys.readouterr().out.startswith(f"wrote results/{machine.name}/")
+
+
+def test_run_exit_code_says_whether_a_case_failed_unexpectedly(fake, tmp_path, capsys):
+    fake.expected_at = (0,)
+    assert main(["run", "--out", str(tmp_path / "a.json")]) == 0
+    fake.raise_at = (1,)
+    assert main(["run", "--out", str(tmp_path / "b.json")]) == 1
+    assert "fake:case[i=1] case: RuntimeError: case 1 broke" in capsys.readouterr().err
+    assert len(load(tmp_path / "b.json").cases) == 4  # the run went on
+
+
+def test_interrupted_run_is_kept_and_resumed(fake, tmp_path, capsys):
+    path = tmp_path / "r.json"
+    fake.interrupt_at = 2
+    assert main(["run", "--out", str(path)]) == 130
+    assert f"benchkill run --resume {path}" in capsys.readouterr().err
+    assert len(load(path).cases) == 2
+    fake.interrupt_at = None
+    assert main(["run", "--resume", str(path)]) == 0
+    results = load(path)
+    assert len(results.cases) == 4 and len(results.settings.resumed_at) == 1
+    assert results.settings.finished_at is not None
+
+
+def test_unknown_suite(fake, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    one_error_line(capsys, ["run", "--suite", "nope"], "unknown suite 'nope'")
+    assert not (tmp_path / "results").exists()
+
+
+def test_run_does_not_overwrite_an_existing_file(fake, tmp_path, capsys):
+    path = tmp_path / "r.json"
+    path.write_text("precious")
+    one_error_line(capsys, ["run", "--out", str(path)], "already exists")
+    assert path.read_text() == "precious"
+
+
+def test_bad_resume_leaves_the_file_alone(fake, tmp_path, capsys):
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"schema_version": 1, "machine": ')
+    one_error_line(capsys, ["run", "--resume", str(broken)], "invalid JSON")
+    assert broken.read_text() == '{"schema_version": 1, "machine": '
+    path = tmp_path / "r.json"
+    assert main(["run", "--quick", "--out", str(path)]) == 0
+    capsys.readouterr()
+    before = path.read_bytes()
+    one_error_line(capsys, ["run", "--resume", str(path), "--out", "x.json"], "do not give --out")
+    one_error_line(capsys, ["run", "--resume", str(path), "--suite", "other"], "was run with --suite")
+    assert path.read_bytes() == before
+
+
+# --- compare -------------------------------------------------------------------------
+
+
+def write_results(path, factor=1.0, name="chain", version=None):
+    samples = tuple(v * factor for v in BASE10)
+    record = ResultRecord("k", "pass", name, {"bindings": 100}, "pass_time", "seconds",
+                          samples, summarize(samples))  # fmt: skip
+    settings = RunSettings(("pass",), True, ("benchkill",), "2025-01-01T00:00:00+00:00")
+    save(Results(Machine(name="box"), settings, (), (record,)), path)
+    if version is not None:
+        data = json.loads(path.read_text())
+        data["schema_version"] = version
+        path.write_text(json.dumps(data))
+    return path
+
+
+def test_compare_a_a_is_no_change(tmp_path, capsys):
+    a = write_results(tmp_path / "a.json")
+    assert main(["compare", str(a), str(a)]) == 0
+    out = capsys.readouterr().out
+    assert "no change" in out and "pass:chain[bindings=100] pass_time" in out
+
+
+def test_compare_regression_exits_1_and_json(tmp_path, capsys):
+    a, b = write_results(tmp_path / "a.json"), write_results(tmp_path / "b.json", 1.25)
+    assert main(["compare", str(a), str(b)]) == 1
+    assert "regression" in capsys.readouterr().out
+    assert main(["compare", str(b), str(a), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["counts"]["improvement"] == 1
+    assert main(["compare", str(a), str(b), "--factor", "1.5"]) == 0
+
+
+BAD_COMPARE = [
+    ("missing", ["compare", "{missing}", "{a}"], "no such file"),
+    ("unreadable", ["compare", "{a}", "{garbage}"], "invalid JSON"),
+    ("schema", ["compare", "{a}", "{future}"], f"schema_version {SCHEMA_VERSION + 1}"),
+    ("no common case", ["compare", "{a}", "{other}"], "no case in common"),
+    ("factor text", ["compare", "{a}", "{a}", "--factor", "abc"], "invalid factor 'abc'"),
+    ("factor below 1", ["compare", "{a}", "{a}", "--factor", "0.9"], "must be a number above 1"),
+    ("factor nan", ["compare", "{a}", "{a}", "--factor", "nan"], "invalid factor"),
+    ("alpha", ["compare", "{a}", "{a}", "--alpha", "2"], "invalid alpha"),
+    ("regex", ["compare", "{a}", "{a}", "--only", "("], "invalid regular expression"),
+    ("plot missing", ["plot", "{missing}", "--out", "{figs}"], "no such file"),
+    ("report schema", ["report", "{future}", "--out", "{report}"], "schema_version"),
+]
+
+
+@pytest.mark.parametrize("what,argv,fragment", [pytest.param(*b, id=b[0]) for b in BAD_COMPARE])
+def test_bad_input_is_one_line_exit_2_and_damages_nothing(tmp_path, capsys, what, argv, fragment):
+    files = {
+        "a": write_results(tmp_path / "a.json"),
+        "other": write_results(tmp_path / "other.json", name="tree"),
+        "future": write_results(tmp_path / "future.json", version=SCHEMA_VERSION + 1),
+        "garbage": tmp_path / "garbage.json",
+        "report": tmp_path / "report.md",
+    }
+    files["garbage"].write_text("{garbage")
+    files["report"].write_text("# an older report\n")
+    before = {p: p.read_bytes() for p in files.values()}
+    paths = dict(files, missing=tmp_path / "missing.json", figs=tmp_path / "figs")
+    one_error_line(capsys, [a.format(**paths) for a in argv], fragment)
+    assert {p: p.read_bytes() for p in files.values()} == before
+    assert sorted(os.listdir(tmp_path)) == sorted(p.name for p in files.values())
+
+
+def test_plot_and_report_commands(tmp_path, capsys):
+    a, b = write_results(tmp_path / "a.json"), write_results(tmp_path / "b.json", 1.25)
+    assert main(["plot", str(a), str(b), "--out", str(tmp_path / "figs")]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.split() == [str(tmp_path / "figs" / f"history_pass_pass_time.{e}")
+                                    for e in ("png", "svg")]  # fmt: skip
+    assert "note: skipped VM peak memory" in captured.err
+    report = tmp_path / "r.md"
+    assert main(["report", str(a), str(b), "--out", str(report)]) == 0
+    assert "regression" in report.read_text()
+
+
+# --- a real process ------------------------------------------------------------------
+
+
+def test_real_process_bad_input_and_regression(tmp_path):
+    a, b = write_results(tmp_path / "a.json"), write_results(tmp_path / "b.json", 1.25)
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+
+    def bk(*args):
+        return subprocess.run([sys.executable, "-m", "benchkill", *args], capture_output=True,
+                              text=True, cwd=tmp_path, env=env, timeout=120)  # fmt: skip
+
+    bad = bk("compare", str(a), str(tmp_path / "missing.json"), "--factor", "1.2")
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == f"benchkill: error: {tmp_path / 'missing.json'}: no such file"
+    bad = bk("run", "--suite", "nope")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown suite" in bad.stderr
+    regression = bk("compare", str(a), str(b))
+    assert regression.returncode == 1, regression.stderr
+    assert "regression" in regression.stdout

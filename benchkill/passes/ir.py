@@ -83,41 +83,39 @@ def op_handle(name: str) -> int:
     return handle(get_op(name))
 
 
-@lru_cache(maxsize=None)
-def _kill_var_template(dataflow: bool):
-    """A ``_`` variable exactly as TVM's BlockBuilder emits it for a kill (no type)."""
-    bb = relax.BlockBuilder()
-    if dataflow:
-        _relax_api.BlockBuilderBeginDataflowBlock(bb)
-    else:
-        _relax_api.BlockBuilderBeginBindingBlock(bb)
-    arg = relax.Var("x", relax.TensorType((1,), "float32"))
-    var = _relax_api.BlockBuilderEmit(bb, _kill_call_raw(KILL_TENSOR, arg), "_")
-    _relax_api.BlockBuilderEndBlock(bb)
-    return var
-
-
-def _kill_call_raw(op_name: str, arg):
-    return _ir_api.Call(_ir_api.TypeMissing(), get_op(op_name), [arg], None, [], None)
-
-
 class KillFactory:
-    """Builds kill bindings structurally equal to those TVM's pass emits.
+    """Builds kill bindings ``_ = R.memory.kill_tensor(x)`` (and the other two kills).
 
-    TVM emits ``_ = R.memory.kill_tensor(x)`` through the BlockBuilder, which leaves
-    both the call and the variable without a type; the FFI constructors cannot set
-    a null type, so the call is normalized in place and the variable is a copy of a
-    template emitted once by a BlockBuilder.
+    TVM emits kills through its BlockBuilder, which leaves both the call and the
+    variable with a null type.  The FFI constructors cannot set a null type, so the
+    bindings are built with missing types and :meth:`finish` types them all, in
+    place, by normalizing one throwaway SeqExpr that holds just the kills.
     """
 
     def __init__(self) -> None:
-        self._builder = relax.BlockBuilder()
         self._missing = _ir_api.TypeMissing()
+        self._var = _ir_api.Var
+        self._dataflow_var = _relax_api.DataflowVar
         self._call = _ir_api.Call
         self._ops = {name: get_op(name) for name in (KILL_TENSOR, KILL_STORAGE, KILL_OBJECT)}
-        self._templates = {False: _kill_var_template(False), True: _kill_var_template(True)}
+        self._made: dict[bool, list] = {False: [], True: []}
 
     def __call__(self, op_name: str, var, dataflow: bool = False):
-        call = self._call(self._missing, self._ops[op_name], [var], None, [], None)
-        normalize(self._builder, call)
-        return make_var_binding(deep_copy(self._templates[dataflow]), call, None)
+        missing = self._missing
+        call = self._call(missing, self._ops[op_name], [var], None, [], None)
+        new_var = (self._dataflow_var if dataflow else self._var)("_", missing, None)
+        binding = make_var_binding(new_var, call, None)
+        self._made[dataflow].append(binding)
+        return binding
+
+    def finish(self) -> None:
+        """Give every kill made so far the (null) types TVM's BlockBuilder gives it."""
+        blocks = []
+        if self._made[False]:
+            blocks.append(make_binding_block(self._made[False], None))
+        if self._made[True]:
+            blocks.append(make_dataflow_block(self._made[True], None))
+        if blocks:
+            result = relax.Tuple([])
+            normalize(relax.BlockBuilder(), make_seq_expr(blocks, result, None))
+        self._made = {False: [], True: []}

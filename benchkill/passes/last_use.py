@@ -49,6 +49,7 @@ class Sweep:
     root: Scope
     last_use: dict  # handle -> position in the defining scope, or OUTPUT
     storage: set
+    tensors: set  # alloc_tensor results: TensorType, no need to read their type
     constants: set
     null_values: set
     killed: set
@@ -65,6 +66,7 @@ class _Sweeper:
         self.last_use: dict[int, int] = {}
         self.def_depth: dict[int, int] = {}
         self.storage: set[int] = set()
+        self.tensors: set[int] = set()
         self.constants: set[int] = set()
         self.null_values: set[int] = set()
         self.killed: set[int] = set()
@@ -83,6 +85,7 @@ class _Sweeper:
             root,
             self.last_use,
             self.storage,
+            self.tensors,
             self.constants,
             self.null_values,
             self.killed,
@@ -138,6 +141,7 @@ class _Sweeper:
                 # Only the storage argument can be a killable variable; the offset,
                 # shape and dtype arguments are prim, shape and dtype values.
                 self.use_var(ir.array_get(value.args, 0))
+                self.tensors.add(h)
             else:
                 self.use(value)
         elif kind is ir.If:

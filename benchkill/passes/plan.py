@@ -30,6 +30,7 @@ def plan_kills(
     last_use = sweep.last_use
     killed = sweep.killed
     storage = sweep.storage
+    tensors = sweep.tensors
     unregistered = set(sweep.constants)
     if exclude_null_value:
         unregistered |= sweep.null_values
@@ -46,6 +47,8 @@ def plan_kills(
                 continue
             if h in storage:
                 slot = 1
+            elif h in tensors:
+                slot = 0
             elif h in unregistered:
                 continue
             else:

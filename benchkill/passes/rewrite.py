@@ -1,7 +1,8 @@
 """Step 3 of the pass: rebuild the function with the planned kills.
 
 Every binding and block that does not change is reused as it is.  Like TVM's
-ExprMutator, each rebuilt SeqExpr drops empty binding blocks.
+ExprMutator, each rebuilt SeqExpr drops empty binding blocks.  New nodes are built
+with the raw FFI constructors; the kills are typed by :meth:`KillFactory.finish`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ def rewrite_function(func, root: Scope, plan: dict, kill_factory: ir.KillFactory
     body = _rewrite_scope(root, plan, kill_factory)
     if body is None:
         return func
+    kill_factory.finish()
     return ir.make_function(func.params, body, func.ret_ty, func.is_pure, func.attrs, func.span)
 
 

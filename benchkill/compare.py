@@ -145,15 +145,28 @@ def classify(base: ResultRecord, new: ResultRecord, factor: float, alpha: float)
 
     def result(verdict, ratio=None, p=None, notes=()):
         return Comparison(
-            new.suite, new.name, new.params, new.metric, new.unit, better,
-            base.summary, new.summary, ratio, p, verdict, tuple(notes),
-        )  # fmt: skip
+            new.suite,
+            new.name,
+            new.params,
+            new.metric,
+            new.unit,
+            better,
+            base.summary,
+            new.summary,
+            ratio,
+            p,
+            verdict,
+            tuple(notes),
+        )
 
     if base.status != OK or new.status != OK:
         if base.status == new.status == EXPECTED_FAILURE:
             return result(NO_CHANGE, notes=["expected failure in both"])
-        notes = [f"{side}: {r.status}: {r.error}" for side, r in (("base", base), ("new", new))
-                 if r.status != OK]  # fmt: skip
+        notes = [
+            f"{side}: {r.status}: {r.error}"
+            for side, r in (("base", base), ("new", new))
+            if r.status != OK
+        ]
         if new.status == FAILED and base.status != FAILED:
             notes.append("newly failed")
         return result(FAILED_VERDICT, notes=notes)
@@ -201,10 +214,19 @@ def _missing(record: ResultRecord, side: str, other: Results) -> Comparison:
     else:
         notes, verdict = [f"only in {side}"], MISSING
     return Comparison(
-        record.suite, record.name, record.params, record.metric, record.unit,
+        record.suite,
+        record.name,
+        record.params,
+        record.metric,
+        record.unit,
         better_direction(record.metric, record.unit, record.extra),
-        base, new, None, None, verdict, tuple(notes),
-    )  # fmt: skip
+        base,
+        new,
+        None,
+        None,
+        verdict,
+        tuple(notes),
+    )
 
 
 def compare(
@@ -284,14 +306,9 @@ _ASV_PREFIXES = (
 
 def _asv_kind(name: str, info: dict[str, Any]) -> tuple[str, str]:
     leaf = name.rsplit(".", 1)[-1]
-    for prefix, metric, unit in _ASV_PREFIXES:
-        if leaf.startswith(prefix):
-            break
-    else:
-        metric, unit = "track", "unit"
-    metric = info.get("type", metric)
-    unit = info.get("unit", unit)
-    return metric, unit
+    kinds = [(metric, unit) for prefix, metric, unit in _ASV_PREFIXES if leaf.startswith(prefix)]
+    metric, unit = kinds[0] if kinds else ("track", "unit")
+    return info.get("type", metric), info.get("unit", unit)
 
 
 def _asv_param(text: Any) -> Any:
@@ -332,7 +349,7 @@ def _asv_records(name: str, row: dict[str, Any], info: dict[str, Any]) -> Iterab
     if not isinstance(results, list):
         results = [results] * len(combos)
     for j, combo in enumerate(combos):
-        params = {str(k): _asv_param(v) for k, v in zip(names, combo)}
+        params = {str(k): _asv_param(v) for k, v in zip(names, combo, strict=False)}
         value = results[j] if j < len(results) else None
         raw = samples[j] if isinstance(samples, list) and j < len(samples) else None
         case = record_label("asv", name, params, "").rstrip()
@@ -366,7 +383,7 @@ def from_asv(data: dict[str, Any], path: Path) -> Results:
         records = []
         started = []
         for name, values in rows.items():
-            row = dict(zip(columns, values))
+            row = dict(zip(columns, values, strict=False))  # asv drops trailing nulls
             info = benchmarks.get(name) if isinstance(benchmarks.get(name), dict) else {}
             records.extend(_asv_records(name, row, info))
             started.append(row.get("started_at"))

@@ -67,10 +67,13 @@ def _save(fig: Any, out_dir: Path, stem: str) -> list[Path]:
 
 def _ok(run: Results, metric: str, needs: Sequence[str] = ()) -> list[ResultRecord]:
     return [
-        r for r in run.records
-        if r.metric == metric and r.status == OK and r.summary is not None
+        r
+        for r in run.records
+        if r.metric == metric
+        and r.status == OK
+        and r.summary is not None
         and all(k in r.params for k in needs)
-    ]  # fmt: skip
+    ]
 
 
 def _mib(value: float) -> float:
@@ -89,13 +92,15 @@ def pass_time_scaling(runs: Sequence[Results], out_dir: Path) -> list[Path]:
     for r in records:
         by_family[str(r.params.get("family", "all"))][str(r.params["impl"])].append(r)
     fig, axes = _figure(len(by_family))
-    for ax, (family, impls) in zip(axes, sorted(by_family.items())):
+    for ax, (family, impls) in zip(axes, sorted(by_family.items()), strict=True):
         for impl, recs in sorted(impls.items()):
             recs.sort(key=lambda r: r.params["bindings"])
             x = [float(r.params["bindings"]) for r in recs]
             y = [r.summary.median for r in recs]
-            err = [[r.summary.median - r.summary.q1 for r in recs],
-                   [r.summary.q3 - r.summary.median for r in recs]]  # fmt: skip
+            err = [
+                [r.summary.median - r.summary.q1 for r in recs],
+                [r.summary.q3 - r.summary.median for r in recs],
+            ]
             fitted = len(set(x)) >= 2 and min(y) > 0
             label = impl
             if fitted:
@@ -135,13 +140,22 @@ def vm_peak_memory(runs: Sequence[Results], out_dir: Path) -> list[Path]:
         series[name][str(r.params["workload"])] = _mib(r.summary.median)
     fig, (ax,) = _figure(width=max(6.4, 1.2 * len(groups) + 3))
     _grouped_bars(ax, groups, series)
-    bounds = {str(r.params["workload"]): _mib(r.summary.median)
-              for r in _ok(runs[-1], "liveness_bound_bytes", ("workload",))}  # fmt: skip
+    bounds = {
+        str(r.params["workload"]): _mib(r.summary.median)
+        for r in _ok(runs[-1], "liveness_bound_bytes", ("workload",))
+    }
     marked = [(g, bounds[str(group)]) for g, group in enumerate(groups) if group in bounds]
     if marked:
-        ax.hlines([b for _, b in marked], [g - 0.45 for g, _ in marked],
-                  [g + 0.45 for g, _ in marked], colors="black", linewidths=2,
-                  linestyles="dashed", zorder=3, label="liveness bound")  # fmt: skip
+        ax.hlines(
+            [b for _, b in marked],
+            [g - 0.45 for g, _ in marked],
+            [g + 0.45 for g, _ in marked],
+            colors="black",
+            linewidths=2,
+            linestyles="dashed",
+            zorder=3,
+            label="liveness bound",
+        )
     ax.set_ylabel("peak memory (MiB), median")
     ax.set_title("VM peak memory by kill variant and exec mode")
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
@@ -151,8 +165,11 @@ def vm_peak_memory(runs: Sequence[Results], out_dir: Path) -> list[Path]:
 def memory_timeline(runs: Sequence[Results], out_dir: Path) -> list[Path]:
     """Per workload: static live bytes per binding and the measured bytecode curve,
     one line per kill variant."""
-    records = [r for r in _ok(runs[-1], "vm_peak_bytes", ("workload", "kill"))
-               if "static_live_bytes" in r.extra or "measured_bytes" in r.extra]  # fmt: skip
+    records = [
+        r
+        for r in _ok(runs[-1], "vm_peak_bytes", ("workload", "kill"))
+        if "static_live_bytes" in r.extra or "measured_bytes" in r.extra
+    ]
     if not records:
         raise Skip("no vm_peak_bytes records with static_live_bytes/measured_bytes in extra")
     paths = []
@@ -163,11 +180,17 @@ def memory_timeline(runs: Sequence[Results], out_dir: Path) -> list[Path]:
         fig, (static, measured) = _figure(2)
         for kill, r in sorted(kills.items()):
             if "static_live_bytes" in r.extra:
-                static.plot([_mib(v) for v in r.extra["static_live_bytes"]], label=f"kill={kill}",
-                            drawstyle="steps-post")
+                static.plot(
+                    [_mib(v) for v in r.extra["static_live_bytes"]],
+                    label=f"kill={kill}",
+                    drawstyle="steps-post",
+                )
             if "measured_bytes" in r.extra:
-                measured.plot([_mib(v) for v in r.extra["measured_bytes"]], label=f"kill={kill}",
-                              drawstyle="steps-post")
+                measured.plot(
+                    [_mib(v) for v in r.extra["measured_bytes"]],
+                    label=f"kill={kill}",
+                    drawstyle="steps-post",
+                )
         static.set_xlabel("binding")
         static.set_title(f"{workload}: static live bytes")
         measured.set_xlabel("bytecode instruction")
@@ -188,7 +211,9 @@ def run_time_modes(runs: Sequence[Results], out_dir: Path) -> list[Path]:
     groups = sorted({str(r.params["workload"]) for r in records})
     series: dict[str, dict[str, float]] = defaultdict(dict)
     for r in records:
-        name = f"{r.params['exec_mode']}" + (f", kill={r.params['kill']}" if "kill" in r.params else "")
+        name = f"{r.params['exec_mode']}" + (
+            f", kill={r.params['kill']}" if "kill" in r.params else ""
+        )
         series[name][str(r.params["workload"])] = r.summary.median * 1e3
     fig, (ax,) = _figure(width=max(6.4, 1.2 * len(groups) + 3))
     _grouped_bars(ax, groups, series)
@@ -202,8 +227,9 @@ def _when(run: Results) -> datetime:
     try:
         return datetime.fromisoformat(run.settings.started_at)
     except ValueError:
-        raise BenchkillError(f"run of {run.machine.name}: bad start time "
-                             f"{run.settings.started_at!r}") from None  # fmt: skip
+        raise BenchkillError(
+            f"run of {run.machine.name}: bad start time {run.settings.started_at!r}"
+        ) from None
 
 
 def history(runs: Sequence[Results], out_dir: Path) -> list[Path]:
@@ -227,8 +253,7 @@ def history(runs: Sequence[Results], out_dir: Path) -> list[Path]:
         fig, (ax,) = _figure(width=8)
         for label, points in sorted(lines.items()):
             first = points[0][1]
-            ax.plot([t for t, _ in points], [v / first for _, v in points], marker="o",
-                    label=label)  # fmt: skip
+            ax.plot([t for t, _ in points], [v / first for _, v in points], marker="o", label=label)
         ax.axhline(1.0, color="gray", lw=0.8)
         ax.set_ylabel(f"{metric} relative to its first run")
         ax.set_title(f"history of {suite} {metric}")

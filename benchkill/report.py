@@ -40,8 +40,18 @@ def _runs_section(runs: Sequence[tuple[Path, Results]]) -> list[str]:
         m, s = r.machine, r.settings
         commit = (m.git_commit or "-") + (" (dirty)" if m.git_dirty else "")
         failed = sum(rec.status == FAILED for rec in r.records)
-        rows.append((path.name, m.name, commit, s.started_at, ",".join(s.suites),
-                     "yes" if s.quick else "no", len(r.records), failed))  # fmt: skip
+        rows.append(
+            (
+                path.name,
+                m.name,
+                commit,
+                s.started_at,
+                ",".join(s.suites),
+                "yes" if s.quick else "no",
+                len(r.records),
+                failed,
+            )
+        )
     header = ("file", "machine", "commit", "started (UTC)", "suites", "quick", "records", "failed")
     newest = runs[-1][1].machine
     details = [
@@ -65,10 +75,16 @@ def _results_section(run: Results) -> list[str]:
     for (suite, metric, unit), records in groups.items():
         lines += [f"### {suite}: {metric}", ""]
         rows = [
-            (r.name, _params(r.params), format_value(r.summary.median, unit),
-             format_value(r.summary.iqr, unit), format_value(r.summary.min, unit), r.summary.n)
+            (
+                r.name,
+                _params(r.params),
+                format_value(r.summary.median, unit),
+                format_value(r.summary.iqr, unit),
+                format_value(r.summary.min, unit),
+                r.summary.n,
+            )
             for r in records
-        ]  # fmt: skip
+        ]
         lines += _table(("benchmark", "params", "median", "IQR", "min", "samples"), rows)
     return lines
 
@@ -78,7 +94,11 @@ def _failures_section(run: Results) -> list[str]:
     if not failed:
         return []
     rows = [(r.case, r.metric, r.status, r.error or "") for r in failed]
-    return ["## Failures and expected failures", "", *_table(("case", "metric", "status", "error"), rows)]
+    return [
+        "## Failures and expected failures",
+        "",
+        *_table(("case", "metric", "status", "error"), rows),
+    ]
 
 
 def _compare_section(base: tuple[Path, Results], new: tuple[Path, Results]) -> list[str]:
@@ -88,12 +108,19 @@ def _compare_section(base: tuple[Path, Results], new: tuple[Path, Results]) -> l
     except BenchkillError as exc:
         return lines + [f"Not compared: {exc}.", ""]
     rows = [
-        (c.label, format_value(c.base.median if c.base else None, c.unit),
-         format_value(c.new.median if c.new else None, c.unit), format_ratio(c.ratio),
-         f"**{c.verdict}**" if c.verdict == "regression" else c.verdict, "; ".join(c.notes))
+        (
+            c.label,
+            format_value(c.base.median if c.base else None, c.unit),
+            format_value(c.new.median if c.new else None, c.unit),
+            format_ratio(c.ratio),
+            f"**{c.verdict}**" if c.verdict == "regression" else c.verdict,
+            "; ".join(c.notes),
+        )
         for c in report.comparisons
-    ]  # fmt: skip
-    counts = ", ".join(f"{report.count(v)} {v}" for v in dict.fromkeys(c.verdict for c in report.comparisons))
+    ]
+    counts = ", ".join(
+        f"{report.count(v)} {v}" for v in dict.fromkeys(c.verdict for c in report.comparisons)
+    )
     lines += [
         f"Factor {report.factor:g}, Mann-Whitney U alpha {report.alpha:g}: {counts}.",
         "",

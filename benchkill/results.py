@@ -116,9 +116,7 @@ class Results:
         """Keys of the finished cases."""
         return frozenset(c.key for c in self.cases)
 
-    def with_case(
-        self, spec: CaseSpec, seconds: float, records: Iterable[ResultRecord]
-    ) -> Results:
+    def with_case(self, spec: CaseSpec, seconds: float, records: Iterable[ResultRecord]) -> Results:
         """A copy with one more finished case and its records."""
         run = CaseRun(spec.key, spec.suite, spec.name, dict(spec.params), seconds)
         return replace(self, cases=self.cases + (run,), records=self.records + tuple(records))
@@ -313,8 +311,7 @@ def from_dict(data: Any, path: Path) -> Results:
                 _case(c, f"cases[{i}]") for i, c in enumerate(_get(data, "cases", list, ""))
             ),
             records=tuple(
-                _record(r, f"records[{i}]")
-                for i, r in enumerate(_get(data, "records", list, ""))
+                _record(r, f"records[{i}]") for i, r in enumerate(_get(data, "records", list, ""))
             ),
         )
     except _Bad as exc:

@@ -35,7 +35,12 @@ class Progress(Protocol):
     def case_started(self, index: int, total: int, spec: CaseSpec) -> None: ...
 
     def case_finished(
-        self, index: int, total: int, spec: CaseSpec, records: Sequence[ResultRecord], seconds: float
+        self,
+        index: int,
+        total: int,
+        spec: CaseSpec,
+        records: Sequence[ResultRecord],
+        seconds: float,
     ) -> None: ...
 
     def stop(self) -> None: ...

@@ -150,9 +150,7 @@ def _normal_sf(z: float) -> float:
     return 0.5 * math.erfc(z / math.sqrt(2.0))
 
 
-def mann_whitney_u(
-    x: Sequence[float], y: Sequence[float], method: str = "auto"
-) -> MannWhitney:
+def mann_whitney_u(x: Sequence[float], y: Sequence[float], method: str = "auto") -> MannWhitney:
     """Two-sided Mann-Whitney U test of x against y.
 
     ``method="exact"`` uses the exact null distribution (valid without ties);
@@ -203,7 +201,7 @@ def loglog_slope(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
     if len(set(lx)) < 2:
         raise BenchkillError("loglog_slope: needs at least two distinct x values")
     mx, my = math.fsum(lx) / len(lx), math.fsum(ly) / len(ly)
-    sxy = math.fsum((a - mx) * (b - my) for a, b in zip(lx, ly))
+    sxy = math.fsum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True))
     sxx = math.fsum((a - mx) ** 2 for a in lx)
     slope = sxy / sxx
     return slope, my - slope * mx

@@ -40,8 +40,17 @@ def fake(monkeypatch):
         if i in module.raise_at:
             raise RuntimeError(f"case {i} broke")
         if i in module.expected_at:
-            return [Record("fake", "case", spec.params, "t", "seconds",
-                           status=EXPECTED_FAILURE, error="unsupported")]  # fmt: skip
+            return [
+                Record(
+                    "fake",
+                    "case",
+                    spec.params,
+                    "t",
+                    "seconds",
+                    status=EXPECTED_FAILURE,
+                    error="unsupported",
+                )
+            ]
         return [Record("fake", "case", spec.params, "t", "seconds", samples=(1.0, 1.1, 1.2))]
 
     module.cases, module.run_case = cases, run_case
@@ -125,7 +134,9 @@ def test_bad_resume_leaves_the_file_alone(fake, tmp_path, capsys):
     capsys.readouterr()
     before = path.read_bytes()
     one_error_line(capsys, ["run", "--resume", str(path), "--out", "x.json"], "do not give --out")
-    one_error_line(capsys, ["run", "--resume", str(path), "--suite", "other"], "was run with --suite")
+    one_error_line(
+        capsys, ["run", "--resume", str(path), "--suite", "other"], "was run with --suite"
+    )
     assert path.read_bytes() == before
 
 
@@ -134,8 +145,9 @@ def test_bad_resume_leaves_the_file_alone(fake, tmp_path, capsys):
 
 def write_results(path, factor=1.0, name="chain", version=None):
     samples = tuple(v * factor for v in BASE10)
-    record = ResultRecord("k", "pass", name, {"bindings": 100}, "pass_time", "seconds",
-                          samples, summarize(samples))  # fmt: skip
+    record = ResultRecord(
+        "k", "pass", name, {"bindings": 100}, "pass_time", "seconds", samples, summarize(samples)
+    )
     settings = RunSettings(("pass",), True, ("benchkill",), "2025-01-01T00:00:00+00:00")
     save(Results(Machine(name="box"), settings, (), (record,)), path)
     if version is not None:
@@ -199,8 +211,9 @@ def test_plot_and_report_commands(tmp_path, capsys):
     a, b = write_results(tmp_path / "a.json"), write_results(tmp_path / "b.json", 1.25)
     assert main(["plot", str(a), str(b), "--out", str(tmp_path / "figs")]) == 0
     captured = capsys.readouterr()
-    assert captured.out.split() == [str(tmp_path / "figs" / f"history_pass_pass_time.{e}")
-                                    for e in ("png", "svg")]  # fmt: skip
+    assert captured.out.split() == [
+        str(tmp_path / "figs" / f"history_pass_pass_time.{e}") for e in ("png", "svg")
+    ]
     assert "note: skipped VM peak memory" in captured.err
     report = tmp_path / "r.md"
     assert main(["report", str(a), str(b), "--out", str(report)]) == 0
@@ -215,8 +228,14 @@ def test_real_process_bad_input_and_regression(tmp_path):
     env = dict(os.environ, PYTHONWARNINGS="ignore")
 
     def bk(*args):
-        return subprocess.run([sys.executable, "-m", "benchkill", *args], capture_output=True,
-                              text=True, cwd=tmp_path, env=env, timeout=120)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "benchkill", *args],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+            timeout=120,
+        )
 
     bad = bk("compare", str(a), str(tmp_path / "missing.json"), "--factor", "1.2")
     assert bad.returncode == 2

@@ -32,16 +32,32 @@ from benchkill.suites.base import EXPECTED_FAILURE, FAILED, OK
 BASE10 = [1.00, 1.01, 1.02, 0.99, 1.00, 1.03, 0.98, 1.01, 1.00, 1.02]
 
 
-def rec(samples, metric="pass_time", unit="seconds", name="chain", params=None, status=OK,
-        error=None, extra=None, case=None):  # fmt: skip
+def rec(
+    samples,
+    metric="pass_time",
+    unit="seconds",
+    name="chain",
+    params=None,
+    status=OK,
+    error=None,
+    extra=None,
+    case=None,
+):
     params = {"bindings": 100} if params is None else params
     samples = tuple(float(v) for v in samples)
     return ResultRecord(
-        case=case or f"pass:{name}[{params}]", suite="pass", name=name, params=params,
-        metric=metric, unit=unit, samples=samples,
-        summary=summarize(samples) if samples else None, status=status, error=error,
+        case=case or f"pass:{name}[{params}]",
+        suite="pass",
+        name=name,
+        params=params,
+        metric=metric,
+        unit=unit,
+        samples=samples,
+        summary=summarize(samples) if samples else None,
+        status=status,
+        error=error,
         extra=extra or {},
-    )  # fmt: skip
+    )
 
 
 def results(*records):
@@ -104,16 +120,30 @@ def test_noisy_runs_are_flagged_but_still_classified():
 
 
 def test_deterministic_measurements_need_no_test():
-    assert classify(rec([100] * 3, unit="bytes"), rec([120] * 3, unit="bytes"), 1.1, 0.002).verdict == REGRESSION
+    assert (
+        classify(rec([100] * 3, unit="bytes"), rec([120] * 3, unit="bytes"), 1.1, 0.002).verdict
+        == REGRESSION
+    )
     declared = {"deterministic": True}
-    c = classify(rec([100], unit="bytes", extra=declared), rec([80], unit="bytes", extra=declared), 1.1, 0.002)
+    c = classify(
+        rec([100], unit="bytes", extra=declared),
+        rec([80], unit="bytes", extra=declared),
+        1.1,
+        0.002,
+    )
     assert c.verdict == IMPROVEMENT and "deterministic samples" in c.notes
     # a single undeclared sample proves nothing
-    assert classify(rec([100], unit="bytes"), rec([120], unit="bytes"), 1.1, 0.002).verdict == INSUFFICIENT
+    assert (
+        classify(rec([100], unit="bytes"), rec([120], unit="bytes"), 1.1, 0.002).verdict
+        == INSUFFICIENT
+    )
 
 
 def test_higher_is_better_metrics_invert_the_verdict():
-    base, new = rec(BASE10, "speedup_vs_tvm", "ratio"), rec(scaled(BASE10, 0.7), "speedup_vs_tvm", "ratio")
+    base, new = (
+        rec(BASE10, "speedup_vs_tvm", "ratio"),
+        rec(scaled(BASE10, 0.7), "speedup_vs_tvm", "ratio"),
+    )
     assert classify(base, new, 1.1, 0.002).verdict == REGRESSION
     assert classify(new, base, 1.1, 0.002).verdict == IMPROVEMENT
 
@@ -132,7 +162,9 @@ def test_failures_and_expected_failures():
     ok, failed = rec(BASE10), rec([], status=FAILED, error="boom")
     expected = rec([], status=EXPECTED_FAILURE, error="unsupported")
     c = classify(ok, failed, 1.1, 0.002)
-    assert c.verdict == FAILED_VERDICT and "newly failed" in c.notes and "new: failed: boom" in c.notes
+    assert (
+        c.verdict == FAILED_VERDICT and "newly failed" in c.notes and "new: failed: boom" in c.notes
+    )
     c = classify(failed, ok, 1.1, 0.002)
     assert c.verdict == FAILED_VERDICT and "newly failed" not in c.notes
     assert classify(expected, expected, 1.1, 0.002).verdict == NO_CHANGE
@@ -142,9 +174,13 @@ def test_failures_and_expected_failures():
 
 
 def test_compare_matches_by_name_params_and_metric():
-    base = results(rec(BASE10), rec(BASE10, params={"bindings": 200}), rec(BASE10, name="only_base"))
+    base = results(
+        rec(BASE10), rec(BASE10, params={"bindings": 200}), rec(BASE10, name="only_base")
+    )
     new = results(
-        rec(scaled(BASE10, 1.5)), rec(BASE10, params={"bindings": 200}), rec(BASE10, name="only_new")
+        rec(scaled(BASE10, 1.5)),
+        rec(BASE10, params={"bindings": 200}),
+        rec(BASE10, name="only_new"),
     )
     report = compare(base, new)
     verdicts = {(c.name, c.params.get("bindings")): c.verdict for c in report.comparisons}
@@ -160,7 +196,9 @@ def test_compare_matches_by_name_params_and_metric():
 
 
 def test_failed_case_explains_the_records_it_replaced():
-    base = results(rec(BASE10, case="k"), rec(BASE10, metric="pass_peak_python_memory", unit="bytes", case="k"))
+    base = results(
+        rec(BASE10, case="k"), rec(BASE10, metric="pass_peak_python_memory", unit="bytes", case="k")
+    )
     crash = rec([], metric="case", unit="", status=FAILED, error="RuntimeError: boom", case="k")
     new = results(rec(BASE10, name="other"), crash)
     with pytest.raises(BenchkillError, match="no case in common"):
@@ -207,18 +245,33 @@ def write_asv(root, commit, factor, record_samples=True):
     """A results file written by asv's own Results class, as `asv run` saves it."""
     machine = {"machine": "box", "cpu": "Test CPU", "num_cpu": "2", "os": "Linux", "ram": "4GB"}
     res = AsvResults(machine, {}, commit, 1700000000000, "3.11", "existing-py", {})
-    bench = {"name": "bench_pass.PassTime.time_pass", "version": "v1",
-             "params": [["'chain'", "'tree'"], ["100", "1000"]]}  # fmt: skip
+    bench = {
+        "name": "bench_pass.PassTime.time_pass",
+        "version": "v1",
+        "params": [["'chain'", "'tree'"], ["100", "1000"]],
+    }
     samples = [scaled(BASE10, factor * (j + 1)) for j in range(4)]
-    result = BenchmarkResult(result=[s[0] for s in samples], samples=samples,
-                             number=[1] * 4, errcode=0, stderr="", profile=None)  # fmt: skip
+    result = BenchmarkResult(
+        result=[s[0] for s in samples],
+        samples=samples,
+        number=[1] * 4,
+        errcode=0,
+        stderr="",
+        profile=None,
+    )
     started = datetime.datetime(2025, 1, 2, tzinfo=datetime.timezone.utc)
     res.add_result(bench, result, started_at=started, record_samples=record_samples)
     mem = {"name": "bench_vm.Memory.peakmem_run", "version": "v1", "params": []}
-    res.add_result(mem, BenchmarkResult([None], [None], [None], 1, "crash", None), started_at=started)
+    res.add_result(
+        mem, BenchmarkResult([None], [None], [None], 1, "crash", None), started_at=started
+    )
     res.save(str(root))
     benchmarks = {
-        "bench_pass.PassTime.time_pass": {"param_names": ["family", "bindings"], "unit": "seconds", "type": "time"},
+        "bench_pass.PassTime.time_pass": {
+            "param_names": ["family", "bindings"],
+            "unit": "seconds",
+            "type": "time",
+        },
         "version": 2,
     }
     (root / "benchmarks.json").write_text(json.dumps(benchmarks))
@@ -233,9 +286,11 @@ def test_asv_results_are_read_with_their_samples(tmp_path):
     assert results.settings.started_at == "2025-01-02T00:00:00+00:00"
     times = [r for r in results.records if r.metric == "time"]
     assert [r.params for r in times] == [
-        {"family": "chain", "bindings": 100}, {"family": "chain", "bindings": 1000},
-        {"family": "tree", "bindings": 100}, {"family": "tree", "bindings": 1000},
-    ]  # fmt: skip
+        {"family": "chain", "bindings": 100},
+        {"family": "chain", "bindings": 1000},
+        {"family": "tree", "bindings": 100},
+        {"family": "tree", "bindings": 1000},
+    ]
     assert times[1].samples == pytest.approx(scaled(BASE10, 2))
     assert times[0].unit == "seconds"
     [mem] = [r for r in results.records if r.metric == "peakmemory"]

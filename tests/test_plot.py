@@ -20,11 +20,18 @@ MiB = 2**20
 def rec(suite, metric, unit, params, samples, extra=None, status="ok", error=None):
     samples = tuple(float(v) for v in samples)
     return ResultRecord(
-        case=f"{suite}:{params}", suite=suite, name=params.get("family", params.get("workload", "x")),
-        params=params, metric=metric, unit=unit, samples=samples,
-        summary=summarize(samples) if samples else None, status=status, error=error,
+        case=f"{suite}:{params}",
+        suite=suite,
+        name=params.get("family", params.get("workload", "x")),
+        params=params,
+        metric=metric,
+        unit=unit,
+        samples=samples,
+        summary=summarize(samples) if samples else None,
+        status=status,
+        error=error,
         extra=extra or {},
-    )  # fmt: skip
+    )
 
 
 def pass_records(scale=1.0, families=("chain", "diamond")):
@@ -32,9 +39,15 @@ def pass_records(scale=1.0, families=("chain", "diamond")):
     for family in families:
         for n in (100, 1000, 10000):
             for impl, t in (("benchkill", 1e-6 * n), ("naive", 1e-9 * n * n)):
-                out.append(rec("pass", "pass_time", "seconds",
-                               {"family": family, "bindings": n, "impl": impl},
-                               [t * scale * f for f in (0.99, 1.0, 1.01)]))  # fmt: skip
+                out.append(
+                    rec(
+                        "pass",
+                        "pass_time",
+                        "seconds",
+                        {"family": family, "bindings": n, "impl": impl},
+                        [t * scale * f for f in (0.99, 1.0, 1.01)],
+                    )
+                )
     return out
 
 
@@ -48,8 +61,10 @@ def vm_records(workloads=("mlp", "conv"), peak_scale=1):
                 peak = (20 if kill == "none" else 10) * MiB * peak_scale
                 extra = {}
                 if mode == "bytecode":
-                    extra = {"static_live_bytes": [1 * MiB, 3 * MiB, 2 * MiB],
-                             "measured_bytes": [0, 1 * MiB, 4 * MiB, 2 * MiB]}  # fmt: skip
+                    extra = {
+                        "static_live_bytes": [1 * MiB, 3 * MiB, 2 * MiB],
+                        "measured_bytes": [0, 1 * MiB, 4 * MiB, 2 * MiB],
+                    }
                 out.append(rec("vm", "vm_peak_bytes", "bytes", params, [peak] * 3, extra))
                 out.append(rec("vm", "vm_run_time", "seconds", params, [1e-3, 1.1e-3, 1.2e-3]))
     return out
@@ -70,8 +85,13 @@ def test_all_figures_from_one_run(tmp_path):
     names = sorted(p.name for p in output.paths)
     assert names == sorted(
         f"{stem}.{ext}"
-        for stem in ("pass_time_scaling", "vm_peak_memory", "memory_timeline_mlp",
-                     "memory_timeline_conv", "vm_run_time")  # fmt: skip
+        for stem in (
+            "pass_time_scaling",
+            "vm_peak_memory",
+            "memory_timeline_mlp",
+            "memory_timeline_conv",
+            "vm_run_time",
+        )
         for ext in ("png", "svg")
     )
     for path in output.paths:
@@ -111,8 +131,11 @@ def test_plot_needs_results(tmp_path):
 def test_report_embeds_tables_comparison_and_figures(tmp_path):
     failed = rec("vm", "case", "", {"workload": "big"}, [], status=FAILED, error="Timeout: 600 s")
     base = run_of(pass_records(1.0, ("chain",)) + vm_records(("mlp",)), "2025-01-01T00:00:00+00:00")
-    new = run_of(pass_records(1.5, ("chain",)) + vm_records(("mlp",), peak_scale=2) + [failed],
-                 "2025-01-02T00:00:00+00:00", "def5678")  # fmt: skip
+    new = run_of(
+        pass_records(1.5, ("chain",)) + vm_records(("mlp",), peak_scale=2) + [failed],
+        "2025-01-02T00:00:00+00:00",
+        "def5678",
+    )
     out = tmp_path / "out" / "report.md"
     assert write_report([(tmp_path / "new.json", new), (tmp_path / "base.json", base)], out) == out
     text = out.read_text()

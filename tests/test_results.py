@@ -24,16 +24,34 @@ from benchkill.suites.base import FAILED, CaseSpec, Record
 def make_results(n_cases: int = 2) -> Results:
     machine = Machine(name="box", hostname="box.example", cores=2, git_commit="abc1234")
     settings = RunSettings(
-        suites=("pass",), quick=True, command=("benchkill", "run"), started_at="2025-01-01T00:00:00+00:00"
+        suites=("pass",),
+        quick=True,
+        command=("benchkill", "run"),
+        started_at="2025-01-01T00:00:00+00:00",
     )
     out = Results(machine, settings)
     for i in range(n_cases):
         spec = CaseSpec("pass", "chain", {"bindings": 10 * (i + 1)})
-        rec = Record("pass", "chain", dict(spec.params, impl="benchkill"), "pass_time", "seconds",
-                     samples=(0.1 + i, 0.2 + i, 0.3 + i), extra={"timeline": [1, 2, 3]})  # fmt: skip
+        rec = Record(
+            "pass",
+            "chain",
+            dict(spec.params, impl="benchkill"),
+            "pass_time",
+            "seconds",
+            samples=(0.1 + i, 0.2 + i, 0.3 + i),
+            extra={"timeline": [1, 2, 3]},
+        )
         out = out.with_case(spec, 1.5, [ResultRecord.from_record(rec, spec.key)])
-    failed = ResultRecord(case="pass:x[]", suite="pass", name="x", params={}, metric="case",
-                          unit="", status=FAILED, error="RuntimeError: boom")  # fmt: skip
+    failed = ResultRecord(
+        case="pass:x[]",
+        suite="pass",
+        name="x",
+        params={},
+        metric="case",
+        unit="",
+        status=FAILED,
+        error="RuntimeError: boom",
+    )
     return Results(out.machine, out.settings, out.cases, out.records + (failed,))
 
 
@@ -116,7 +134,11 @@ def _broken_files():
         ("newer", edited(lambda d: d.update(schema_version=SCHEMA_VERSION + 1)), "schema_version"),
         ("string version", edited(lambda d: d.update(schema_version="1")), "schema_version"),
         ("no machine", edited(lambda d: d.pop("machine")), "machine: missing"),
-        ("machine name", edited(lambda d: d["machine"].update(name=3)), "machine.name: expected str"),
+        (
+            "machine name",
+            edited(lambda d: d["machine"].update(name=3)),
+            "machine.name: expected str",
+        ),
         ("samples", edited(lambda d: d["records"][0].update(samples="1,2")), "records[0].samples"),
         ("sample", edited(lambda d: d["records"][1]["samples"].append("x")), "samples[3]"),
         ("nan", edited(lambda d: d["records"][0]["samples"].append(float("nan"))), "finite"),
@@ -127,8 +149,12 @@ def _broken_files():
     ]
 
 
-@pytest.mark.parametrize("what,content,fragment", [pytest.param(*t, id=t[0]) for t in _broken_files()])
-def test_broken_file_gives_one_line_error_naming_file_and_problem(tmp_path, what, content, fragment):
+@pytest.mark.parametrize(
+    "what,content,fragment", [pytest.param(*t, id=t[0]) for t in _broken_files()]
+)
+def test_broken_file_gives_one_line_error_naming_file_and_problem(
+    tmp_path, what, content, fragment
+):
     path = tmp_path / "broken.json"
     if content == "DIR":
         path.mkdir()
@@ -164,8 +190,13 @@ def test_machine_name_is_filesystem_safe():
 
 def test_git_state(tmp_path):
     assert git_state(tmp_path) == (None, None)
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
-               GIT_COMMITTER_EMAIL="t@t")  # fmt: skip
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@t",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@t",
+    )
     for cmd in (["init", "-q"], ["add", "f"], ["commit", "-q", "-m", "x"]):
         if cmd[0] == "add":
             (tmp_path / "f").write_text("1")

@@ -46,17 +46,30 @@ class FakeSuite:
         if i == self.bad:
             return [Record("fake", "case", spec.params, "t", "seconds", samples=(float("nan"),))]
         if i in self.expected_at:
-            return [Record("fake", "case", spec.params, "t", "seconds",
-                           status=EXPECTED_FAILURE, error="not supported")]  # fmt: skip
+            return [
+                Record(
+                    "fake",
+                    "case",
+                    spec.params,
+                    "t",
+                    "seconds",
+                    status=EXPECTED_FAILURE,
+                    error="not supported",
+                )
+            ]
         return [
-            Record("fake", "case", spec.params, "t", "seconds", samples=(i + 1.0, i + 1.5, i + 2.0)),
+            Record(
+                "fake", "case", spec.params, "t", "seconds", samples=(i + 1.0, i + 1.5, i + 2.0)
+            ),
             Record("fake", "case", spec.params, "mem", "bytes", samples=(100.0 * (i + 1),)),
         ]
 
 
 def fresh(quick=False):
     machine = Machine(name="box")
-    return Results(machine, RunSettings(("fake",), quick, ("benchkill", "run"), "2025-01-01T00:00:00+00:00"))
+    return Results(
+        machine, RunSettings(("fake",), quick, ("benchkill", "run"), "2025-01-01T00:00:00+00:00")
+    )
 
 
 def fake_clock(step=0.25):
@@ -72,8 +85,14 @@ def test_run_saves_every_case_and_finishes(tmp_path):
     path = tmp_path / "r.json"
     suite = FakeSuite()
     out = io.StringIO()
-    results = run([suite], fresh(), path, PlainProgress(out, clock=fake_clock()),
-                  clock=fake_clock(0.5), now=lambda: "2025-01-01T01:00:00+00:00")  # fmt: skip
+    results = run(
+        [suite],
+        fresh(),
+        path,
+        PlainProgress(out, clock=fake_clock()),
+        clock=fake_clock(0.5),
+        now=lambda: "2025-01-01T01:00:00+00:00",
+    )
     assert suite.calls == [0, 1, 2, 3]
     assert load(path) == results
     assert len(results.cases) == 4 and len(results.records) == 8

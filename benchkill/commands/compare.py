@@ -59,12 +59,24 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("base", type=Path, help="results file of the baseline")
     p.add_argument("new", type=Path, help="results file to check")
-    p.add_argument("--factor", type=parse_factor, default=DEFAULT_FACTOR,
-                   help=f"ratio that counts as a change (default {DEFAULT_FACTOR})")  # fmt: skip
-    p.add_argument("--alpha", type=parse_alpha, default=DEFAULT_ALPHA,
-                   help=f"significance level of the U test (default {DEFAULT_ALPHA})")  # fmt: skip
-    p.add_argument("--only", type=parse_regex, metavar="REGEX",
-                   help="compare only benchmarks whose 'suite:name[params] metric' matches")  # fmt: skip
+    p.add_argument(
+        "--factor",
+        type=parse_factor,
+        default=DEFAULT_FACTOR,
+        help=f"ratio that counts as a change (default {DEFAULT_FACTOR})",
+    )
+    p.add_argument(
+        "--alpha",
+        type=parse_alpha,
+        default=DEFAULT_ALPHA,
+        help=f"significance level of the U test (default {DEFAULT_ALPHA})",
+    )
+    p.add_argument(
+        "--only",
+        type=parse_regex,
+        metavar="REGEX",
+        help="compare only benchmarks whose 'suite:name[params] metric' matches",
+    )
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.set_defaults(func=run)
 
@@ -86,8 +98,10 @@ def format_table(report: CompareReport) -> str:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
     lines = []
     for row in [header, *rows]:
-        cells = [row[i].ljust(widths[i]) if i == 0 else row[i].rjust(widths[i])
-                 for i in range(len(widths))]  # fmt: skip
+        cells = [
+            row[i].ljust(widths[i]) if i == 0 else row[i].rjust(widths[i])
+            for i in range(len(widths))
+        ]
         lines.append("  ".join(cells + [row[-1]]).rstrip())
     counts = ", ".join(
         f"{report.count(v)} {v}" for v in dict.fromkeys(c.verdict for c in report.comparisons)

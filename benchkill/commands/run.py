@@ -10,7 +10,8 @@ from pathlib import Path
 from ..errors import BenchkillError
 from ..machine import Machine, collect_machine
 from ..results import Results, RunSettings, load
-from ..runner import failed_records, make_progress, run as run_suites, utc_now
+from ..runner import failed_records, make_progress, utc_now
+from ..runner import run as run_suites
 from ..suites import SUITES, load_suite
 
 
@@ -80,8 +81,7 @@ def _prepare(args: argparse.Namespace) -> tuple[Results, Path]:
         settings = results.settings
         if args.suite is not None and suite_names(args.suite) != settings.suites:
             raise BenchkillError(
-                f"{args.resume}: was run with --suite {','.join(settings.suites)}, "
-                f"not {args.suite}"
+                f"{args.resume}: was run with --suite {','.join(settings.suites)}, not {args.suite}"
             )
         if args.quick and not settings.quick:
             raise BenchkillError(f"{args.resume}: was not run with --quick")

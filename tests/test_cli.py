@@ -7,8 +7,10 @@ traceback, and leave every existing file as it was.
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import types
 
 import pytest
@@ -245,3 +247,62 @@ def test_real_process_bad_input_and_regression(tmp_path):
     regression = bk("compare", str(a), str(b))
     assert regression.returncode == 1, regression.stderr
     assert "regression" in regression.stdout
+
+
+SLOW_SUITE = """
+import time
+from benchkill.suites.base import CaseSpec, Record
+NAME = "fake"
+def cases(quick):
+    return [CaseSpec("fake", "case", {"i": i}) for i in range(4)]
+def run_case(spec):
+    if spec.params["i"] == 2:
+        time.sleep(120)
+    return [Record("fake", "case", spec.params, "t", "seconds", samples=(1.0, 1.1, 1.2))]
+"""
+
+LAUNCH = (
+    "import sys, benchkill.suites as s; s.SUITES.clear(); s.SUITES['fake'] = 'slow_fake_suite'; "
+    "from benchkill.cli import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
+def start_slow_run(tmp_path, path):
+    """A real `benchkill run` process, stuck in its third case once two are saved."""
+    (tmp_path / "slow_fake_suite.py").write_text(SLOW_SUITE)
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), PYTHONWARNINGS="ignore")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", LAUNCH, "run", "--out", str(path)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if path.exists() and len(load(path).cases) == 2:  # a reader never sees half a file
+            return proc
+        if proc.poll() is not None:
+            raise AssertionError(proc.communicate())
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("the run did not reach its third case")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill"])
+def test_real_process_interrupted_or_killed_keeps_finished_cases(fake, tmp_path, capsys, sig):
+    path = tmp_path / "r.json"
+    proc = start_slow_run(tmp_path, path)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130
+        assert f"complete them with: benchkill run --resume {path}" in err
+        assert "Traceback" not in err
+    else:
+        assert proc.returncode == -signal.SIGKILL
+    assert [c.key for c in load(path).cases] == ["fake:case[i=0]", "fake:case[i=1]"]
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+    assert main(["run", "--resume", str(path)]) == 0  # completes with the in-process fake
+    assert len(load(path).cases) == 4

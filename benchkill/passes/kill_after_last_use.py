@@ -55,6 +55,32 @@ def _kill_after_last_use(func, exclude_null_value: bool, tvm_compatible: bool):
     return rewrite_function(func, sweep.root, plan, ir.KillFactory())
 
 
+@relax.transform.function_pass(opt_level=0, name="benchkill.KillAfterLastUse")
+class _KillAfterLastUsePass:
+    """benchkill's KillAfterLastUse as a Relax function pass."""
+
+    def __init__(self, exclude_null_value: bool, tvm_compatible: bool) -> None:
+        self.exclude_null_value = exclude_null_value
+        self.tvm_compatible = tvm_compatible
+
+    def transform_function(self, func, _mod, _ctx):
+        start = time.perf_counter()
+        result = kill_after_last_use(
+            func, exclude_null_value=self.exclude_null_value, tvm_compatible=self.tvm_compatible
+        )
+        _inject_slowdown(time.perf_counter() - start)
+        return result
+
+
+class _CheckedPass(_KillAfterLastUsePass):  # type: ignore[misc,valid-type]
+    def __call__(self, mod):
+        if not isinstance(mod, tvm.IRModule):
+            raise BenchkillError(
+                f"KillAfterLastUse expects a tvm.IRModule, got {type(mod).__name__}"
+            )
+        return super().__call__(mod)
+
+
 def KillAfterLastUse(  # noqa: N802  (named like the TVM pass it replaces)
     exclude_null_value: bool = True, tvm_compatible: bool = True
 ) -> tvm.ir.transform.Pass:
@@ -70,20 +96,7 @@ def KillAfterLastUse(  # noqa: N802  (named like the TVM pass it replaces)
         Give exactly the output of TVM's C++ pass.  False goes beyond it: kills are
         kept after nested ``If`` bindings, so programs with control flow free memory.
     """
-    options = {"exclude_null_value": bool(exclude_null_value), "tvm_compatible": bool(tvm_compatible)}
-    name = "benchkill.KillAfterLastUse"
-    if not tvm_compatible:
-        name += "[beyond]"
-    if not exclude_null_value:
-        name += "[legacy]"
-
-    def transform(func, _mod, _ctx):
-        start = time.perf_counter()
-        result = kill_after_last_use(func, **options)
-        _inject_slowdown(time.perf_counter() - start)
-        return result
-
-    return relax.transform.function_pass(opt_level=0, name=name)(transform)
+    return _CheckedPass(bool(exclude_null_value), bool(tvm_compatible))
 
 
 def _inject_slowdown(elapsed: float) -> None:

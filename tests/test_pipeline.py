@@ -1,0 +1,119 @@
+"""build_pipeline and the upstream null_value scenario, built on LLVM in both exec modes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm
+from tvm import relax
+from tvm.script import ir as I
+from tvm.script import relax as R
+
+import benchkill
+from benchkill.pipeline import lower_to_kill_input
+from benchkill.errors import BenchkillError
+
+
+@I.ir_module
+class Small:
+    @R.function
+    def main(x: R.Tensor((1, 4), "float32")) -> R.Tensor((1, 4), "float32"):
+        R.func_attr({"global_symbol": "main", "num_input": 1})
+        y: R.Tensor((1, 4), "float32") = R.add(x, R.const(1.0, "float32"))
+        z: R.Tensor((1, 4), "float32") = R.add(y, R.const(2.0, "float32"))
+        return z
+
+
+def _null_value_kills(func: relax.Function) -> list[str]:
+    """Names of null_value-bound variables that an R.vm.kill_object targets."""
+    null_op = tvm.ir.Op.get("relax.null_value")
+    kill_op = tvm.ir.Op.get("relax.vm.kill_object")
+    nulls, killed = [], []
+    for block in func.body.blocks:
+        for binding in block.bindings:
+            value = binding.value
+            if isinstance(value, relax.Call) and value.op.same_as(null_op):
+                nulls.append(binding.var)
+            elif isinstance(value, relax.Call) and value.op.same_as(kill_op):
+                killed.append(value.args[0])
+    return [k.name for k in killed if any(k.same_as(n) for n in nulls)]
+
+
+@pytest.fixture(scope="module")
+def preoptimized(llvm_target):
+    return relax.get_default_pipeline(llvm_target)(Small)
+
+
+def test_reapplied_default_has_no_null_value_kill_and_builds_in_both_modes(preoptimized, llvm_target):
+    rekilled = benchkill.KillAfterLastUse()(preoptimized)
+    assert _null_value_kills(rekilled["main"]) == []
+    tvm.ir.assert_structural_equal(
+        rekilled, relax.transform.KillAfterLastUse()(preoptimized), map_free_vars=True
+    )
+    for exec_mode in ("bytecode", "compiled"):
+        relax.build(rekilled, target=llvm_target, relax_pipeline="zero", exec_mode=exec_mode)
+
+
+def test_legacy_kills_null_value_and_compiled_build_fails(preoptimized, llvm_target):
+    rekilled = benchkill.KillAfterLastUse(exclude_null_value=False)(preoptimized)
+    assert _null_value_kills(rekilled["main"]) == ["shape_heap"]
+    relax.build(rekilled, target=llvm_target, relax_pipeline="zero", exec_mode="bytecode")
+    with pytest.raises(tvm.error.InternalError):
+        relax.build(rekilled, target=llvm_target, relax_pipeline="zero", exec_mode="compiled")
+
+
+@pytest.mark.parametrize("exec_mode", ["bytecode", "compiled"])
+@pytest.mark.parametrize("kill", ["tvm", "benchkill", "beyond", None])
+def test_build_pipeline_builds_and_runs(kill, exec_mode, llvm_target):
+    ex = relax.build(
+        Small, target=llvm_target, relax_pipeline=benchkill.build_pipeline(kill=kill),
+        exec_mode=exec_mode,
+    )
+    vm = relax.VirtualMachine(ex, tvm.cpu())
+    x = np.arange(4, dtype="float32").reshape(1, 4)
+    out = vm["main"](tvm.runtime.tensor(x)).numpy()
+    np.testing.assert_allclose(out, x + 3.0)
+
+
+def test_build_pipeline_rejects_unknown_kill_variant():
+    with pytest.raises(BenchkillError, match="unknown kill variant"):
+        benchkill.build_pipeline(kill="fast")
+
+
+@I.ir_module
+class Branchy:
+    @R.function
+    def main(x: R.Tensor((8, 8), "float32"), flag: R.Prim("bool")) -> R.Tensor((8, 8), "float32"):
+        a = R.add(x, x)
+        b = R.multiply(a, x)
+        if flag:
+            c = R.add(b, a)
+            d = R.multiply(c, c)
+            r = d
+        else:
+            e = R.subtract(b, x)
+            r = e
+        f = R.add(r, b)
+        g = R.multiply(f, a)
+        return g
+
+
+@pytest.mark.parametrize("exec_mode", ["bytecode", "compiled"])
+def test_beyond_kills_after_if_and_runs_like_no_kills(exec_mode, llvm_target):
+    with llvm_target:
+        lowered = lower_to_kill_input(Branchy)
+    tvm_kills = relax.transform.KillAfterLastUse()(lowered).script().count("kill_")
+    beyond_kills = benchkill.KillAfterLastUse(tvm_compatible=False)(lowered).script().count("kill_")
+    assert beyond_kills > tvm_kills
+
+    x = np.random.default_rng(0).standard_normal((8, 8)).astype("float32")
+    results = {}
+    for kill in ("beyond", None):
+        ex = relax.build(
+            Branchy, target=llvm_target, relax_pipeline=benchkill.build_pipeline(kill=kill),
+            exec_mode=exec_mode,
+        )
+        vm = relax.VirtualMachine(ex, tvm.cpu())
+        results[kill] = [vm["main"](tvm.runtime.tensor(x), flag).numpy() for flag in (True, False)]
+    for with_kills, without in zip(results["beyond"], results[None]):
+        np.testing.assert_array_equal(with_kills, without)

@@ -7,7 +7,8 @@ canvas: no pyplot state, no window, safe in tests and on headless machines.
 
 Record names the figures read (from ``benchkill/suites/pass_suite.py`` and ``vm_suite.py``):
 
-- ``pass_time`` (seconds), params ``impl``, ``family``, ``bindings``;
+- ``pass_time`` (seconds), params ``impl``, ``family``, ``bindings`` (``extra["bindings_actual"]``
+  when present);
 - ``vm_peak_bytes`` (bytes), params ``workload``, ``exec_mode``, ``kill``, and
   ``liveness_bound_bytes`` (bytes), params ``workload``;
 - memory timelines in ``Record.extra`` of ``vm_peak_bytes`` records: ``static_live_bytes``
@@ -83,6 +84,11 @@ def _mib(value: float) -> float:
 # --- the figures ---------------------------------------------------------------------
 
 
+def _bindings(r: ResultRecord) -> float:
+    """The module's real size when the suite measured it, else the nominal one."""
+    return float(r.extra.get("bindings_actual", r.params["bindings"]))
+
+
 def pass_time_scaling(runs: Sequence[Results], out_dir: Path) -> list[Path]:
     """Pass time vs bindings, log-log, one line per implementation with its fitted slope."""
     records = _ok(runs[-1], "pass_time", ("impl", "bindings"))
@@ -94,8 +100,8 @@ def pass_time_scaling(runs: Sequence[Results], out_dir: Path) -> list[Path]:
     fig, axes = _figure(len(by_family))
     for ax, (family, impls) in zip(axes, sorted(by_family.items()), strict=True):
         for impl, recs in sorted(impls.items()):
-            recs.sort(key=lambda r: r.params["bindings"])
-            x = [float(r.params["bindings"]) for r in recs]
+            recs.sort(key=_bindings)
+            x = [_bindings(r) for r in recs]
             y = [r.summary.median for r in recs]
             err = [
                 [r.summary.median - r.summary.q1 for r in recs],

@@ -16,7 +16,7 @@ and run on the VM after the kill step.  A module is deterministic in (family, n_
 from __future__ import annotations
 
 import random
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import tvm
 import tvm.ir._ffi_api as _ir_ffi
@@ -27,13 +27,18 @@ from .errors import BenchkillError
 
 #: family name -> what its ``main`` is made of (one line each)
 FAMILIES = {
-    "chain": "per op an alloc_storage, an alloc_tensor on it and a call reading the previous tensor",
-    "fanout": "each tensor read by several later ops (3-input calls), so last uses lie far from definitions",
-    "planned": "4 storages allocated up front, each reused by many tensors in turn, as after static memory planning",
-    "shape_heap": "chain ops each checked by a match_shape call on one VMShapeLower-style R.null_value() heap",
-    "control": "chain ops and If/else blocks nested up to 3 deep; conditions are a bool parameter or a computed bool",
-    "mixed": "all of the above plus constants, trivial rebindings, match_cast, tuples, shape and prim values, "
-    "pre-existing kills",
+    "chain": "per op an alloc_storage, an alloc_tensor on it and a call reading the previous "
+    "tensor",
+    "fanout": "each tensor read by several later 3-input ops, so last uses lie far from "
+    "definitions",
+    "planned": "4 storages allocated up front, each reused by many tensors in turn, as after "
+    "static memory planning",
+    "shape_heap": "chain ops each checked by a match_shape call on one VMShapeLower-style "
+    "R.null_value() heap",
+    "control": "chain ops and If/else blocks nested up to 3 deep; conditions are a bool "
+    "parameter or a computed bool",
+    "mixed": "all of the above plus constants, trivial rebindings, match_cast, tuples, shape "
+    "and prim values, pre-existing kills",
 }
 
 #: Shape of every tensor; ``_TENSOR_BYTES`` is its size as float32.
@@ -42,7 +47,7 @@ _TENSOR_BYTES = 16 * 16 * 4
 #: ``planned``: storages allocated up front and reused, one tensor at a time at offset 0,
 #: as TVM's StaticPlanBlockMemory does (PrimFuncs require a zero byte offset).
 _POOL_STORAGES = 4
-#: ``fanout``: the two extra inputs of op i are tensors i-1-a, a in [1, 16), and i-1-b, b in [16, 64).
+#: ``fanout``: op i also reads tensors i-1-a, a in [1, 16), and i-1-b, b in [16, 64).
 _NEAR, _FAR = 16, 64
 #: ``control``: deepest If nesting and largest number of ops inside one If.
 _MAX_DEPTH = 3
@@ -118,7 +123,12 @@ class _Atoms:
         self.global_scope = tvm.ir.StringImm("global")
         self.uint8 = tvm.ir.GenericConst(tvm.DataType("uint8"), self.any_ty)
         self.float32 = tvm.ir.GenericConst(tvm.DataType("float32"), self.any_ty)
-        self.storage_args = (relax.ShapeExpr([i64(_TENSOR_BYTES)]), self.zero, self.global_scope, self.uint8)
+        self.storage_args = (
+            relax.ShapeExpr([i64(_TENSOR_BYTES)]),
+            self.zero,
+            self.global_scope,
+            self.uint8,
+        )
         self.op_alloc_storage = tvm.ir.Op.get("relax.memory.alloc_storage")
         self.op_alloc_tensor = tvm.ir.Op.get("relax.memory.alloc_tensor")
         self.op_null_value = tvm.ir.Op.get("relax.null_value")
@@ -172,8 +182,9 @@ class _Builder:
         call = _ir_ffi.Call(a.any_ty, a.op_alloc_storage, a.storage_args, None, (), None)
         return self.bind(self.name("storage"), a.any_ty, call)
 
-    def alloc_tensor(self, storage: relax.Var, shape: relax.Expr | None = None,
-                     offset: relax.Expr | None = None) -> relax.Var:
+    def alloc_tensor(
+        self, storage: relax.Var, shape: relax.Expr | None = None, offset: relax.Expr | None = None
+    ) -> relax.Var:
         a = self.a
         shape = a.shape if shape is None else shape
         offset = a.zero if offset is None else offset
@@ -186,8 +197,9 @@ class _Builder:
         call = _ir_ffi.Call(a.void_ty, self.kernels[kernel], args, None, (), None)
         self.bind("_", a.void_ty, call)
 
-    def op(self, inputs: tuple, storage: relax.Var | None = None,
-           kernel: str | None = None) -> relax.Var:
+    def op(
+        self, inputs: tuple, storage: relax.Var | None = None, kernel: str | None = None
+    ) -> relax.Var:
         """One lowered operator: storage (unless given), its tensor, the kernel call."""
         if storage is None:
             storage = self.alloc_storage()
@@ -219,7 +231,9 @@ class _Builder:
         self.scopes[-1].append(_rx_ffi.MatchCast(out, var, ty, None))
         return out
 
-    def if_(self, cond: relax.Var, true_branch: relax.SeqExpr, false_branch: relax.SeqExpr) -> relax.Var:
+    def if_(
+        self, cond: relax.Var, true_branch: relax.SeqExpr, false_branch: relax.SeqExpr
+    ) -> relax.Var:
         node = _rx_ffi.If(cond, true_branch, false_branch, None)
         _rx_ffi.UpdateType(node, self.a.tensor_ty)
         return self.bind(self.name("r"), self.a.tensor_ty, node)
@@ -266,12 +280,15 @@ def _shape_heap(b: _Builder, x: relax.Var, n_ops: int, rng: random.Random) -> re
     return prev
 
 
-def _control(b: _Builder, x: relax.Var, n_ops: int, rng: random.Random, cond: relax.Var) -> relax.Var:
+def _control(
+    b: _Builder, x: relax.Var, n_ops: int, rng: random.Random, cond: relax.Var
+) -> relax.Var:
     return _control_scope(b, x, n_ops, rng, cond, depth=0)
 
 
-def _control_scope(b: _Builder, prev: relax.Var, n_ops: int, rng: random.Random,
-                   cond: relax.Var, depth: int) -> relax.Var:
+def _control_scope(
+    b: _Builder, prev: relax.Var, n_ops: int, rng: random.Random, cond: relax.Var, depth: int
+) -> relax.Var:
     """``n_ops`` ops in the current scope, some of them inside If blocks (depth <= 3)."""
     remaining = n_ops
     while remaining > 0:
@@ -285,8 +302,9 @@ def _control_scope(b: _Builder, prev: relax.Var, n_ops: int, rng: random.Random,
     return prev
 
 
-def _if_block(b: _Builder, prev: relax.Var, n_ops: int, rng: random.Random,
-              cond: relax.Var, depth: int) -> relax.Var:
+def _if_block(
+    b: _Builder, prev: relax.Var, n_ops: int, rng: random.Random, cond: relax.Var, depth: int
+) -> relax.Var:
     """An If whose two branches hold ``n_ops`` ops between them (at least one each)."""
     test = cond if rng.random() < 0.5 else b.not_(cond)
     n_true = rng.randint(1, n_ops - 1)
@@ -423,15 +441,21 @@ def count_bindings(mod: tvm.IRModule) -> int:
     return total
 
 
-@lru_cache(maxsize=None)
-def bindings_per_op(family: str) -> float:
-    """Average bindings per op of ``family``, measured on a 400-op module."""
-    n_ops = 400
-    return count_bindings(generate(family, n_ops)) / n_ops
+@cache
+def size_model(family: str) -> tuple[float, float]:
+    """(fixed bindings, bindings per op) of ``family``, fitted on 200- and 400-op modules.
+
+    Exact for the regular families (e.g. chain: 0 + 3 per op); an average for the
+    random ones (control, mixed).
+    """
+    small, large = (count_bindings(generate(family, n)) for n in (200, 400))
+    per_op = (large - small) / 200
+    return small - 200 * per_op, per_op
 
 
 def ops_for_bindings(family: str, bindings: int) -> int:
-    """The ``n_ops`` that gives about ``bindings`` bindings (exactly so up to a constant)."""
+    """The ``n_ops`` whose module has (about, for control and mixed) ``bindings`` bindings."""
     if isinstance(bindings, bool) or not isinstance(bindings, int) or bindings < 1:
         raise BenchkillError(f"bindings must be a positive integer, got {bindings!r}")
-    return max(1, round(bindings / bindings_per_op(family)))
+    fixed, per_op = size_model(family)
+    return max(1, round((bindings - fixed) / per_op))

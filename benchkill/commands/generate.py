@@ -19,9 +19,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("family", metavar="FAMILY", help=f"one of {', '.join(FAMILIES)}")
     p.add_argument("n_ops", metavar="N", type=int, help="number of lowered operators")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument(
-        "--count", action="store_true", help="print only the number of Relax bindings"
-    )
+    p.add_argument("--count", action="store_true", help="print only the number of Relax bindings")
     p.set_defaults(func=run)
 
 

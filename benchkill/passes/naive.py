@@ -25,7 +25,10 @@ import tvm_ffi
 from tvm import relax
 from tvm.relax.expr_functor import PyExprMutator, PyExprVisitor, mutator, visitor
 
-_ALLOC_STORAGE = (tvm.ir.Op.get("relax.vm.alloc_storage"), tvm.ir.Op.get("relax.memory.alloc_storage"))
+_ALLOC_STORAGE = (
+    tvm.ir.Op.get("relax.vm.alloc_storage"),
+    tvm.ir.Op.get("relax.memory.alloc_storage"),
+)
 _NULL_VALUE = tvm.ir.Op.get("relax.null_value")
 _KILL_TENSOR = tvm.ir.Op.get("relax.memory.kill_tensor")
 _KILL_STORAGE = tvm.ir.Op.get("relax.memory.kill_storage")

@@ -136,7 +136,13 @@ def run_case(
         return Record(
             suite=NAME,
             name=spec.name,
-            params={"family": family, "bindings": bindings, "n_ops": n_ops, "impl": impl, "seed": seed},
+            params={
+                "family": family,
+                "bindings": bindings,
+                "n_ops": n_ops,
+                "impl": impl,
+                "seed": seed,
+            },
             metric=metric,
             unit=unit,
             samples=tuple(float(s) for s in samples),
@@ -159,7 +165,8 @@ def run_case(
         )
         records.append(record(name, MEMORY, "bytes", [memory[name]]))
     if "benchkill" in passes:
-        ratios = [t / b for t, b in zip(timing.samples["tvm"], timing.samples["benchkill"]) if b > 0]
+        pairs = zip(timing.samples["tvm"], timing.samples["benchkill"], strict=True)
+        ratios = [t / b for t, b in pairs if b > 0]
         records.append(record("benchkill", SPEEDUP, "ratio", ratios, numerator="tvm"))
     return records
 

@@ -1,0 +1,195 @@
+"""The pass suite and its interleaved timer, driven by a fake clock (no timing asserts)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from tvm import relax
+
+from benchkill.errors import BenchkillError
+from benchkill.generate import FAMILIES
+from benchkill.passes.naive import NaiveKillAfterLastUse
+from benchkill.suites import load_suite
+from benchkill.suites import pass_suite as ps
+from benchkill.suites.base import FAILED, OK, Record
+from benchkill.timing import budget_repeats, interleave, peak_python_memory
+
+
+class FakeClock:
+    """Advances by ``step`` seconds at every reading."""
+
+    def __init__(self, step: float = 1.0) -> None:
+        self.now = 0.0
+        self.step = step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+# --- timing ------------------------------------------------------------------------
+
+
+def test_interleave_runs_rounds_in_order_and_keeps_warmup_outputs():
+    calls = []
+
+    def make(name):
+        def fn():
+            calls.append(name)
+            return f"out-{name}-{len(calls)}"
+
+        return fn
+
+    result = interleave(
+        {"a": make("a"), "b": make("b"), "c": make("c")}, repeats=2, warmup=1, clock=FakeClock(0.5)
+    )
+    assert calls == ["a", "b", "c"] * 3
+    assert result.samples == {"a": (0.5, 0.5), "b": (0.5, 0.5), "c": (0.5, 0.5)}
+    assert result.warmup == {"a": (0.5,), "b": (0.5,), "c": (0.5,)}
+    assert result.outputs == {"a": "out-a-1", "b": "out-b-2", "c": "out-c-3"}
+
+
+def test_interleave_repeats_can_depend_on_warmup_times():
+    seen = {}
+
+    def repeats(warm):
+        seen.update(warm)
+        return 4
+
+    result = interleave({"x": lambda: None}, repeats=repeats, warmup=2, clock=FakeClock(2.0))
+    assert seen == {"x": (2.0, 2.0)}
+    assert len(result.samples["x"]) == 4
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True])
+def test_interleave_rejects_bad_repeats(bad):
+    with pytest.raises(BenchkillError):
+        interleave({"x": lambda: None}, repeats=bad, clock=FakeClock())
+    with pytest.raises(BenchkillError):
+        interleave({}, repeats=1)
+
+
+def test_budget_repeats_fits_the_budget_within_bounds():
+    rounds = budget_repeats(10.0, minimum=3, maximum=15)
+    assert rounds({"a": (1.0,), "b": (1.5,)}) == 4  # 10 / 2.5
+    assert rounds({"a": (0.01,)}) == 15
+    assert rounds({"a": (60.0,)}) == 3
+    assert rounds({"a": (0.0,)}) == 15
+    with pytest.raises(BenchkillError):
+        budget_repeats(1.0, minimum=5, maximum=2)
+
+
+def test_peak_python_memory_sees_a_python_allocation():
+    assert peak_python_memory(lambda: bytearray(4_000_000)) >= 4_000_000
+    assert peak_python_memory(lambda: None) < 100_000
+
+
+# --- cases -------------------------------------------------------------------------
+
+
+def test_suite_is_registered():
+    assert load_suite("pass") is ps
+    assert ps.NAME == "pass"
+
+
+def test_cases_cover_families_and_sizes_with_unique_keys():
+    full = ps.cases(quick=False)
+    assert {(c.params["family"], c.params["bindings"]) for c in full} == {
+        (f, b) for f in FAMILIES for b in ps.SIZES
+    }
+    assert len({c.key for c in full}) == len(full)
+    chain_3k = next(
+        c for c in full if (c.params["family"], c.params["bindings"]) == ("chain", 3000)
+    )
+    assert chain_3k.params["n_ops"] == 1000 and chain_3k.params["seed"] == ps.SEED
+    quick = ps.cases(quick=True)
+    assert [(c.params["family"], c.params["bindings"]) for c in quick] == list(ps.QUICK)
+    assert max(c.params["bindings"] for c in quick) <= 3_000
+
+
+# --- run_case ----------------------------------------------------------------------
+
+
+def _by(records: list[Record]) -> dict[tuple[str, str], Record]:
+    return {(r.params["impl"], r.metric): r for r in records}
+
+
+def test_run_case_records_with_a_fake_clock():
+    spec = ps.case("mixed", 60)
+    records = ps.run_case(spec, clock=FakeClock(1.0))
+    by = _by(records)
+    assert set(by) == {(impl, metric) for impl in ps.IMPLS for metric in (ps.TIME, ps.MEMORY)} | {
+        ("benchkill", ps.SPEEDUP)
+    }
+    # every clock reading advances 1 s, so a run "takes" 1 s; three runs per round
+    # -> budget 10 s / 3 s = 3 rounds
+    for impl in ps.IMPLS:
+        time_record = by[(impl, ps.TIME)]
+        assert time_record.samples == (1.0, 1.0, 1.0)
+        assert time_record.unit == "seconds" and time_record.status == OK
+        assert time_record.extra["warmup_seconds"] == [1.0]
+        assert time_record.extra["generate_seconds"] == 1.0
+        assert time_record.params == {**spec.params, "impl": impl}
+        memory = by[(impl, ps.MEMORY)]
+        assert memory.unit == "bytes" and len(memory.samples) == 1 and memory.samples[0] >= 0
+    speedup = by[("benchkill", ps.SPEEDUP)]
+    assert speedup.unit == "ratio" and speedup.samples == (1.0, 1.0, 1.0)
+    assert all(r.extra["bindings_actual"] > 0 and r.suite == "pass" for r in records)
+
+
+def test_naive_is_left_out_above_its_cap():
+    records = ps.run_case(ps.case("chain", 30), clock=FakeClock(), naive_max_bindings=10)
+    assert {r.params["impl"] for r in records} == {"benchkill", "tvm"}
+
+
+def test_mismatch_with_tvm_fails_the_whole_case():
+    # the pre-fix behaviour kills the R.null_value() shape heap: not TVM's output
+    wrong = {
+        "benchkill": NaiveKillAfterLastUse(exclude_null_value=False),
+        "tvm": relax.transform.KillAfterLastUse(),
+    }
+    records = ps.run_case(ps.case("shape_heap", 40), clock=FakeClock(), passes=wrong)
+    assert records and all(r.status == FAILED for r in records)
+    assert all("benchkill output differs from TVM's" in r.error for r in records)
+
+
+def test_naive_mismatch_fails_only_the_naive_records():
+    passes = ps.implementations()
+    passes["naive"] = NaiveKillAfterLastUse(exclude_null_value=False)
+    records = ps.run_case(ps.case("shape_heap", 40), clock=FakeClock(), passes=passes)
+    for r in records:
+        assert (r.status == FAILED) == (r.params["impl"] == "naive"), (r.params, r.metric)
+
+
+def test_benchkill_equals_tvm_on_small_quick_cases():
+    for spec in (ps.case("chain", 1_000), ps.case("mixed", 1_000)):
+        records = ps.run_case(spec, clock=FakeClock())
+        assert all(r.status == OK for r in records), [r.error for r in records]
+
+
+# --- scaling exponent --------------------------------------------------------------
+
+
+def _time_record(family, impl, bindings, seconds, status=OK):
+    return Record(
+        suite="pass",
+        name=family,
+        metric=ps.TIME,
+        unit="seconds",
+        params={"family": family, "bindings": bindings, "n_ops": 1, "impl": impl, "seed": 0},
+        samples=(seconds * 1.1, seconds),
+        status=status,
+        extra={"bindings_actual": bindings},
+    )
+
+
+def test_scaling_exponents_recover_known_power_laws():
+    records = [_time_record("chain", "tvm", n, 2e-7 * n**1.5) for n in (1_000, 10_000, 100_000)]
+    records += [_time_record("chain", "benchkill", n, 3e-6 * n) for n in (1_000, 30_000)]
+    records += [_time_record("chain", "naive", 1_000, 1.0)]  # one size only: no fit
+    records += [_time_record("chain", "benchkill", 300, 99.0, status=FAILED)]  # ignored
+    slopes = ps.scaling_exponents(records)
+    assert set(slopes) == {("chain", "tvm"), ("chain", "benchkill")}
+    assert math.isclose(slopes[("chain", "tvm")], 1.5, rel_tol=1e-9)
+    assert math.isclose(slopes[("chain", "benchkill")], 1.0, rel_tol=1e-9)

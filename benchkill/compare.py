@@ -201,14 +201,24 @@ def classify(base: ResultRecord, new: ResultRecord, factor: float, alpha: float)
     return result(quiet, ratio, p, notes)
 
 
+def _is_crash(record: ResultRecord) -> bool:
+    """The runner's record of a case whose ``run_case`` raised (metric "case")."""
+    return record.metric == "case" and record.status == FAILED
+
+
 def _missing(record: ResultRecord, side: str, other: Results) -> Comparison:
     base = record.summary if side == "base" else None
     new = record.summary if side == "new" else None
-    failed = [r for r in other.records if r.case == record.case and r.status == FAILED]
     other_side = "new" if side == "base" else "base"
-    if failed:
-        notes = [f"{other_side}: case failed: {failed[0].error}"]
+    crashed = [r for r in other.records if r.case == record.case and _is_crash(r)]
+    if crashed:
+        notes = [f"{other_side}: case failed: {crashed[0].error}"]
         if other_side == "new" and record.status != FAILED:
+            notes.append("newly failed")
+        verdict = FAILED_VERDICT
+    elif record.status == FAILED:
+        notes = [f"only in {side}", f"{side}: failed: {record.error}"]
+        if side == "new":
             notes.append("newly failed")
         verdict = FAILED_VERDICT
     else:
@@ -242,16 +252,17 @@ def compare(
     records of that case missing from the other run.
     """
 
-    def selected(results: Results) -> dict[tuple, ResultRecord]:
+    def selected(results: Results, other: Results) -> dict[tuple, ResultRecord]:
+        measured = {r.case for r in other.records if not _is_crash(r)}
         out = {}
         for r in results.records:
-            if r.metric == "case" and r.status == FAILED:
-                continue  # shown through the records it replaced
+            if _is_crash(r) and r.case in measured:
+                continue  # shown through the records of the other run it replaced
             if only is None or only.search(record_label(r.suite, r.name, r.params, r.metric)):
                 out[r.key] = r
         return out
 
-    b, n = selected(base), selected(new)
+    b, n = selected(base, new), selected(new, base)
     common = [k for k in b if k in n]
     if not common:
         where = f" matching --only {only.pattern!r}" if only is not None else ""

@@ -211,6 +211,24 @@ def test_failed_case_explains_the_records_it_replaced():
     assert report.exit_code == 1
 
 
+def test_cases_failing_in_both_runs_or_only_in_the_new_one():
+    crash = rec([], metric="case", unit="", status=FAILED, error="RuntimeError: boom", case="k")
+    fresh_crash = rec([], "case", "", name="new_case", status=FAILED, error="OSError: x", case="n")
+    base = results(rec(BASE10), crash)
+    new = results(rec(BASE10), crash, fresh_crash)
+    report = compare(base, new)
+    verdicts = {c.name: (c.verdict, c.notes) for c in report.comparisons if c.metric == "case"}
+    assert verdicts["chain"] == (
+        FAILED_VERDICT,
+        ("base: failed: RuntimeError: boom", "new: failed: RuntimeError: boom"),
+    )
+    assert verdicts["new_case"] == (
+        FAILED_VERDICT,
+        ("only in new", "new: failed: OSError: x", "newly failed"),
+    )
+    assert report.exit_code == 1
+
+
 def test_only_filters_by_label():
     base = results(rec(BASE10), rec(BASE10, name="tree"))
     report = compare(base, base, only=re.compile(r"tree"))

@@ -10,6 +10,7 @@ from tvm.script import ir as I
 from tvm.script import relax as R
 from tvm.script import tirx as T
 
+import benchkill
 from benchkill.pipeline import lower_to_kill_input
 
 @I.ir_module
@@ -161,3 +162,79 @@ def test_same_as_tvm_on_fully_lowered_default_pipeline(llvm_target, same_as_tvm)
     with llvm_target:
         lowered = relax.get_default_pipeline(llvm_target)(_mlp())
     same_as_tvm(lowered)
+
+
+@I.ir_module
+class InlineBranches:
+    @R.function
+    def main(x: R.Tensor((8, 8), "float32"), flag: R.Prim("bool")) -> R.Tensor((8, 8), "float32"):
+        a = R.add(x, x)
+        b = R.multiply(a, x)
+        if flag:
+            c = R.add(b, a)
+            d = R.multiply(c, c)
+            r = d
+        else:
+            e = R.subtract(b, x)
+            r = e
+        f = R.add(r, b)
+        g = R.multiply(f, a)
+        return g
+
+
+def _kill_positions(func, var) -> list[tuple[int, int]]:
+    """(depth, index) of each kill of ``var`` in ``func`` (depth 1: inside an If branch)."""
+    found = []
+
+    def scope(seq, depth):
+        for index, binding in enumerate(b for block in seq.blocks for b in block.bindings):
+            value = binding.value
+            if isinstance(value, relax.If):
+                scope(value.true_branch, depth + 1)
+                scope(value.false_branch, depth + 1)
+            elif isinstance(value, relax.Call) and value.op.name.startswith("relax.memory.kill"):
+                if value.args[0].same_as(var):
+                    found.append((depth, index))
+
+    scope(func.body, 0)
+    return found
+
+
+def test_storage_reused_after_if_beyond_never_kills_before_last_use(llvm_target, same_as_tvm):
+    """StaticPlanBlockMemory reuses a storage bound in a branch after the If.
+
+    TVM's pass kills that storage inside the branch (and benchkill's default mode does
+    the same); the beyond mode kills it only after its last use, after the If.
+    """
+    with llvm_target:
+        lowered = lower_to_kill_input(InlineBranches)
+    main = lowered["main"]
+    bindings = [b for block in main.body.blocks for b in block.bindings]
+    if_at = next(i for i, b in enumerate(bindings) if isinstance(b.value, relax.If))
+    branch = bindings[if_at].value.true_branch
+    branch_vars = [b.var for block in branch.blocks for b in block.bindings]
+    reused = [
+        (i, b.value.args[0])
+        for i, b in enumerate(bindings[if_at + 1 :], start=if_at + 1)
+        if isinstance(b.value, relax.Call)
+        and b.value.op.name == "relax.memory.alloc_tensor"
+        and any(b.value.args[0].same_as(v) for v in branch_vars)
+    ]
+    assert reused, "the lowering no longer reuses a branch storage; update the test"
+    _, storage = reused[0]
+
+    tvm_out = same_as_tvm(lowered)["main"]
+    assert [depth for depth, _ in _kill_positions(tvm_out, storage)] == [1]
+
+    beyond = benchkill.KillAfterLastUse(tvm_compatible=False)(lowered)["main"]
+    positions = _kill_positions(beyond, storage)
+    assert len(positions) == 1
+    depth, index = positions[0]
+    beyond_bindings = [b for block in beyond.body.blocks for b in block.bindings]
+    reuse_index = next(
+        i for i, b in enumerate(beyond_bindings)
+        if isinstance(b.value, relax.Call)
+        and b.value.op.name == "relax.memory.alloc_tensor"
+        and b.value.args[0].same_as(storage)
+    )
+    assert depth == 0 and index > reuse_index

@@ -82,29 +82,44 @@ def test_build_pipeline_rejects_unknown_kill_variant():
 
 @I.ir_module
 class Branchy:
+    """If/else over calls of a Relax subfunction: results are fresh tensors only kills free.
+
+    (Tensors computed inline around an If are not used here: TVM 0.27's
+    StaticPlanBlockMemory can reuse a storage allocated in one branch after the If,
+    which crashes the default build; see benchkill's notes.)
+    """
+
+    @R.function
+    def layer(x: R.Tensor((8, 8), "float32")) -> R.Tensor((8, 8), "float32"):
+        y = R.multiply(x, R.const(0.5, "float32"))
+        z = R.add(y, R.const(1.0, "float32"))
+        return z
+
     @R.function
     def main(x: R.Tensor((8, 8), "float32"), flag: R.Prim("bool")) -> R.Tensor((8, 8), "float32"):
-        a = R.add(x, x)
-        b = R.multiply(a, x)
+        cls = Branchy
+        a = cls.layer(x)
+        b = cls.layer(a)
         if flag:
-            c = R.add(b, a)
-            d = R.multiply(c, c)
+            c = cls.layer(b)
+            d = cls.layer(c)
             r = d
         else:
-            e = R.subtract(b, x)
+            e = cls.layer(b)
             r = e
-        f = R.add(r, b)
-        g = R.multiply(f, a)
-        return g
+        f = cls.layer(r)
+        g = cls.layer(f)
+        h = cls.layer(g)
+        return h
 
 
 @pytest.mark.parametrize("exec_mode", ["bytecode", "compiled"])
 def test_beyond_kills_after_if_and_runs_like_no_kills(exec_mode, llvm_target):
     with llvm_target:
         lowered = lower_to_kill_input(Branchy)
-    tvm_kills = relax.transform.KillAfterLastUse()(lowered).script().count("kill_")
-    beyond_kills = benchkill.KillAfterLastUse(tvm_compatible=False)(lowered).script().count("kill_")
-    assert beyond_kills > tvm_kills
+    tvm_kills = relax.transform.KillAfterLastUse()(lowered)["main"].script().count("kill_")
+    beyond = benchkill.KillAfterLastUse(tvm_compatible=False)(lowered)["main"].script()
+    assert beyond.count("kill_") > tvm_kills
 
     x = np.random.default_rng(0).standard_normal((8, 8)).astype("float32")
     results = {}

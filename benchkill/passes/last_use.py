@@ -13,6 +13,13 @@ order TVM's ``CollectLastUsage`` visits it, and records in plain dicts and sets:
 A use inside a nested ``If`` (condition, branch bindings or branch result) counts as a
 use at the ``If`` binding of the scope that defines the variable.  Recursion follows
 the nesting of scopes only, never the number of bindings.
+
+TVM's lowering does not always keep variables in their scope: StaticPlanBlockMemory
+may allocate a storage inside one ``If`` branch and reuse it after the ``If``.  Such a
+"foreign" use, outside the scope that binds the variable, is invisible to TVM's
+per-scope analysis (so TVM-compatible mode ignores it, as TVM does), and is recorded
+separately, projected onto the innermost scope that holds both the binding and the
+use, so that the beyond-TVM mode never kills a variable before such a use.
 """
 
 from __future__ import annotations
@@ -40,6 +47,8 @@ class Scope:
     children: dict = field(default_factory=dict)
     #: (handle, var, position) of each variable bound at top level, in order
     defs: list = field(default_factory=list)
+    #: the scopes from the function body down to this one
+    chain: list = field(default_factory=list)
 
 
 @dataclass
@@ -48,6 +57,8 @@ class Sweep:
 
     root: Scope
     last_use: dict  # handle -> position in the defining scope, or OUTPUT
+    #: handle -> (scope, position, var) of uses outside the defining scope (see above)
+    foreign: dict
     storage: set
     tensors: set  # alloc_tensor results: TensorType, no need to read their type
     constants: set
@@ -64,7 +75,9 @@ def sweep_function(func) -> Sweep:
 class _Sweeper:
     def __init__(self) -> None:
         self.last_use: dict[int, int] = {}
-        self.def_depth: dict[int, int] = {}
+        self.defined: dict[int, tuple] = {}  # handle -> (depth, scope, var)
+        self.foreign: dict[int, tuple] = {}  # handle -> (depth, position)
+        self.scope_stack: list[Scope] = []
         self.storage: set[int] = set()
         self.tensors: set[int] = set()
         self.constants: set[int] = set()
@@ -81,9 +94,14 @@ class _Sweeper:
 
     def run(self, func) -> Sweep:
         root = self.scope(func.body)
+        foreign = {}
+        for h, (depth, pos) in self.foreign.items():
+            _, scope, var = self.defined[h]
+            foreign[h] = (scope.chain[depth], pos, var)
         return Sweep(
             root,
             self.last_use,
+            foreign,
             self.storage,
             self.tensors,
             self.constants,
@@ -100,6 +118,8 @@ class _Sweeper:
         self.pos_stack.append(0)
         blocks = ir.items(seq.blocks)
         scope = Scope(seq, blocks, [], [])
+        self.scope_stack.append(scope)
+        scope.chain = list(self.scope_stack)
         pos = 0
         for block in blocks:
             bindings = ir.items(block.bindings)
@@ -117,6 +137,7 @@ class _Sweeper:
         self.pos_stack[depth] = OUTPUT
         self.use(seq.body)
         self.pos_stack.pop()
+        self.scope_stack.pop()
         return scope
 
     # -- bindings -------------------------------------------------------------
@@ -179,7 +200,7 @@ class _Sweeper:
             scope.children[pos] = [self.scope(body)]
         else:
             self.use(value)
-        self.def_depth[h] = depth
+        self.defined[h] = (depth, scope, var)
         scope.defs.append((h, var, pos))
 
     @staticmethod
@@ -191,11 +212,29 @@ class _Sweeper:
     def use_var(self, var) -> None:
         if type(var) is ir.Var or type(var) is ir.DataflowVar:
             h = var.__chandle__()
-            depth = self.def_depth.get(h)
-            if depth is not None:
+            defined = self.defined.get(h)
+            if defined is None:
+                return  # a parameter
+            depth, scope, _ = defined
+            stack = self.scope_stack
+            if depth < len(stack) and stack[depth] is scope:
                 self.last_use[h] = self.pos_stack[depth]
+            else:
+                self.use_outside_scope(h, scope)
         else:
             self.use(var)
+
+    def use_outside_scope(self, h: int, scope: Scope) -> None:
+        stack = self.scope_stack
+        common = 0
+        while common + 1 < min(len(stack), len(scope.chain)) and (
+            stack[common + 1] is scope.chain[common + 1]
+        ):
+            common += 1
+        previous = self.foreign.get(h)
+        if previous is not None and previous[0] < common:
+            common = previous[0]
+        self.foreign[h] = (common, self.pos_stack[common])
 
     def use(self, expr) -> None:
         """Record uses of the variables in a leaf-or-call expression."""

@@ -11,6 +11,10 @@ storage, objects), each group in the order the variables were bound.
 TVM-compatible mode also reproduces a quirk of TVM's ``KillInserter``: visiting a
 nested scope (an ``If`` branch or a local function) clears its table of last uses,
 so a scope gets no kill at or after its first binding that holds a nested scope.
+
+The beyond-TVM mode instead kills after the binding that holds the last use, in the
+scope that binds the variable, or for a variable used outside that scope (see
+:mod:`.last_use`), in the innermost scope that holds the binding and all its uses.
 """
 
 from __future__ import annotations
@@ -26,48 +30,58 @@ def plan_kills(
     sweep: Sweep, *, exclude_null_value: bool, tvm_compatible: bool
 ) -> dict[int, dict[int, list[tuple[str, object]]]]:
     """Map ``id(scope) -> position -> [(kill op name, variable), ...]``."""
-    plan: dict[int, dict[int, list[tuple[str, object]]]] = {}
-    last_use = sweep.last_use
-    killed = sweep.killed
-    storage = sweep.storage
-    tensors = sweep.tensors
     unregistered = set(sweep.constants)
     if exclude_null_value:
         unregistered |= sweep.null_values
+    foreign = {} if tvm_compatible else sweep.foreign
+    # scope id -> position -> (tensors, storage, objects)
+    groups: dict[int, dict[int, tuple[list, list, list]]] = {}
+
+    def add(scope_id: int, pos: int, h: int, var) -> None:
+        if h in sweep.killed:
+            return
+        if h in sweep.storage:
+            slot = 1
+        elif h in sweep.tensors:
+            slot = 0
+        elif h in unregistered:
+            return
+        else:
+            ty = type(var.ty)
+            if ty is ir.TensorType:
+                slot = 0
+            elif ty is ir.ShapeType or ty is ir.PrimType or ty is ir.FuncType:
+                return
+            else:
+                slot = 2
+        at = groups.setdefault(scope_id, {})
+        group = at.get(pos)
+        if group is None:
+            group = at[pos] = ([], [], [])
+        group[slot].append(var)
+
+    last_use = sweep.last_use
     stack = [sweep.root]
     while stack:
         scope = stack.pop()
         for children in scope.children.values():
             stack.extend(children)
         limit = scope.first_nested if tvm_compatible else sys.maxsize
-        groups: dict[int, tuple[list, list, list]] = {}
         for h, var, _pos in scope.defs:
             pos = last_use.get(h)
-            if pos is None or pos == OUTPUT or pos >= limit or h in killed:
+            if pos is None or pos == OUTPUT or pos >= limit or h in foreign:
                 continue
-            if h in storage:
-                slot = 1
-            elif h in tensors:
-                slot = 0
-            elif h in unregistered:
-                continue
-            else:
-                ty = type(var.ty)
-                if ty is ir.TensorType:
-                    slot = 0
-                elif ty is ir.ShapeType or ty is ir.PrimType or ty is ir.FuncType:
-                    continue
-                else:
-                    slot = 2
-            group = groups.get(pos)
-            if group is None:
-                group = groups[pos] = ([], [], [])
-            group[slot].append(var)
-        if groups:
-            plan[id(scope)] = {
-                pos: [(KILL_TENSOR, v) for v in t]
-                + [(KILL_STORAGE, v) for v in s]
-                + [(KILL_OBJECT, v) for v in o]
-                for pos, (t, s, o) in groups.items()
-            }
-    return plan
+            add(id(scope), pos, h, var)
+    for h, (scope, pos, var) in foreign.items():
+        if pos != OUTPUT:
+            add(id(scope), pos, h, var)
+
+    return {
+        scope_id: {
+            pos: [(KILL_TENSOR, v) for v in t]
+            + [(KILL_STORAGE, v) for v in s]
+            + [(KILL_OBJECT, v) for v in o]
+            for pos, (t, s, o) in at.items()
+        }
+        for scope_id, at in groups.items()
+    }

@@ -182,6 +182,10 @@ class InlineBranches:
         return g
 
 
+ALLOC_TENSOR = tvm.ir.Op.get("relax.memory.alloc_tensor")
+KILLS = [tvm.ir.Op.get(f"relax.memory.kill_{k}") for k in ("tensor", "storage")]
+
+
 def _kill_positions(func, var) -> list[tuple[int, int]]:
     """(depth, index) of each kill of ``var`` in ``func`` (depth 1: inside an If branch)."""
     found = []
@@ -192,7 +196,7 @@ def _kill_positions(func, var) -> list[tuple[int, int]]:
             if isinstance(value, relax.If):
                 scope(value.true_branch, depth + 1)
                 scope(value.false_branch, depth + 1)
-            elif isinstance(value, relax.Call) and value.op.name.startswith("relax.memory.kill"):
+            elif isinstance(value, relax.Call) and any(value.op.same_as(k) for k in KILLS):
                 if value.args[0].same_as(var):
                     found.append((depth, index))
 
@@ -217,7 +221,7 @@ def test_storage_reused_after_if_beyond_never_kills_before_last_use(llvm_target,
         (i, b.value.args[0])
         for i, b in enumerate(bindings[if_at + 1 :], start=if_at + 1)
         if isinstance(b.value, relax.Call)
-        and b.value.op.name == "relax.memory.alloc_tensor"
+        and b.value.op.same_as(ALLOC_TENSOR)
         and any(b.value.args[0].same_as(v) for v in branch_vars)
     ]
     assert reused, "the lowering no longer reuses a branch storage; update the test"
@@ -234,7 +238,7 @@ def test_storage_reused_after_if_beyond_never_kills_before_last_use(llvm_target,
     reuse_index = next(
         i for i, b in enumerate(beyond_bindings)
         if isinstance(b.value, relax.Call)
-        and b.value.op.name == "relax.memory.alloc_tensor"
+        and b.value.op.same_as(ALLOC_TENSOR)
         and b.value.args[0].same_as(storage)
     )
     assert depth == 0 and index > reuse_index

@@ -153,7 +153,7 @@ def _first_line(exc: BaseException) -> str:
     return lines[0]
 
 
-# --- classification of calls ----------------------------------------------------------
+# --- classification of nodes (cached per Python class: isinstance on TVM's ABCs is slow) ----
 
 _KILL, _STORAGE, _NULL = "kill", "storage", "null"
 _OP_KIND = {
@@ -167,14 +167,67 @@ _OP_KIND = {
         ("relax.null_value", _NULL),
     ]
 }
-_NO_REGISTER_TYPES = (relax.FuncType, relax.ShapeType, tvm.ir.PrimType)
 _PARAM, _CONST = "param", "const"
 _MAY, _MUST = 0, 1
 
+# Node classes: what each Python class of expression or type is, decided once per class.
+_VAR, _CALL, _TUPLE, _ITEM, _IF, _NESTED, _CONSTANT, _OP, _OTHER = range(9)
+_NODE_CLASSES = [
+    (relax.Var, _VAR),
+    (relax.Call, _CALL),
+    (relax.Tuple, _TUPLE),
+    (relax.TupleGetItem, _ITEM),
+    (relax.If, _IF),
+    (relax.Function, _NESTED),
+    (relax.SeqExpr, _NESTED),
+    (tvm.ir.expr.Constant, _CONSTANT),  # tensor constants, R.str, R.dtype, prim values
+    (tvm.ir.Op, _OP),
+]
+_node_cache: dict[type, int] = {}
+
+
+def _node(expr: object) -> int:
+    cls = type(expr)
+    kind = _node_cache.get(cls)
+    if kind is None:
+        kind = next((k for base, k in _NODE_CLASSES if issubclass(cls, base)), _OTHER)
+        _node_cache[cls] = kind
+    return kind
+
+
+_NO_REGISTER_TYPES = (relax.FuncType, relax.ShapeType, tvm.ir.PrimType)
+_TENSOR, _NO_REGISTER, _OTHER_TYPE = range(3)
+_type_cache: dict[type, int] = {}
+
+
+def _type_class(ty: object) -> int:
+    cls = type(ty)
+    kind = _type_cache.get(cls)
+    if kind is None:
+        if issubclass(cls, relax.TensorType):
+            kind = _TENSOR
+        elif issubclass(cls, _NO_REGISTER_TYPES):
+            kind = _NO_REGISTER
+        else:
+            kind = _OTHER_TYPE
+        _type_cache[cls] = kind
+    return kind
+
+
+_array_get = tvm_ffi.get_global_func("ffi.ArrayGetItem")
+_array_size = tvm_ffi.get_global_func("ffi.ArraySize")
+
+
+def _items(array: object) -> list:
+    """An FFI array as a list (the wrapper's iterator costs two FFI calls per item)."""
+    return [_array_get(array, i) for i in range(_array_size(array))]
+
 
 def _call_kind(value: object) -> str | None:
-    if isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op):
-        return _OP_KIND.get(value.op.__chandle__())
+    if _node(value) == _CALL:
+        op = value.op
+        if _node(op) == _OP:
+            return _OP_KIND.get(op.__chandle__())
     return None
 
 
@@ -182,19 +235,25 @@ def _vars_in(expr: object) -> list:
     """The relax variables an expression reads (closures: their free variables)."""
     found = []
     stack = [expr]
+    cache = _node_cache
     while stack:
         e = stack.pop()
-        if isinstance(e, relax.Var):
+        kind = cache.get(type(e))
+        if kind is None:
+            kind = _node(e)
+        if kind == _VAR:
             found.append(e)
-        elif isinstance(e, relax.Call):
-            stack.extend(e.args)
-            if isinstance(e.op, relax.Var):
-                stack.append(e.op)
-        elif isinstance(e, relax.Tuple):
-            stack.extend(e.fields)
-        elif isinstance(e, relax.TupleGetItem):
+        elif kind == _CALL:
+            args = e.args
+            stack.extend(_array_get(args, i) for i in range(_array_size(args)))
+            op = e.op
+            if _node(op) == _VAR:
+                stack.append(op)
+        elif kind == _TUPLE:
+            stack.extend(_items(e.fields))
+        elif kind == _ITEM:
             stack.append(e.tuple_value)
-        elif isinstance(e, (relax.Function, relax.SeqExpr, relax.If)):
+        elif kind == _IF or kind == _NESTED:
             found.extend(relax.analysis.free_vars(e))
     return found
 
@@ -209,7 +268,7 @@ class _Scope:
 
     def __init__(self, seq: relax.SeqExpr, prefix: str, depth: int, result_name: str):
         self.seq = seq
-        self.bindings = [b for block in seq.blocks for b in block.bindings]
+        self.bindings = [b for block in _items(seq.blocks) for b in _items(block.bindings)]
         self.prefix = prefix
         self.depth = depth
         self.index = 0
@@ -261,7 +320,7 @@ class _FunctionChecker:
         stack: list[_Scope | _IfTask] = [self._enter(func.body, "", 0, "return")]
         while stack:
             top = stack[-1]
-            if isinstance(top, _IfTask):
+            if type(top) is _IfTask:
                 self._branch_done(top, stack)
                 continue
             if top.index == len(top.bindings):
@@ -271,7 +330,7 @@ class _FunctionChecker:
             binding = top.bindings[top.index]
             self.cursor[top.depth] = (top, top.index)
             value = binding.value
-            if isinstance(value, relax.If):
+            if _node(value) == _IF:
                 for var in _vars_in(value.cond):
                     self._use(var, top, top.index)
                 stack.append(_IfTask(top, binding, len(self.log)))
@@ -284,7 +343,7 @@ class _FunctionChecker:
         return self.violations
 
     def _enter(self, seq: object, prefix: str, depth: int, result_name: str) -> _Scope:
-        if not isinstance(seq, relax.SeqExpr):
+        if not isinstance(seq, relax.SeqExpr):  # once per scope
             raise BenchkillError(
                 f"{self.name}: function body or If branch at {prefix or 'top'} is not a "
                 f"SeqExpr ({type(seq).__name__}); normalize the module first"
@@ -353,18 +412,20 @@ class _FunctionChecker:
         var = binding.var
         h = var.__chandle__()
         alias: int | None = None
-        if isinstance(binding, relax.MatchCast):
-            if isinstance(value, relax.Var) and tvm_ffi.structural_equal(var.ty, value.ty):
+        kind = _node(value)
+        if type(binding) is relax.MatchCast:
+            if kind == _VAR and tvm_ffi.structural_equal(var.ty, value.ty):
                 alias = self._root(value)
-        elif isinstance(value, relax.Var):
+        elif kind == _VAR:
             alias = self._root(value)
-        elif isinstance(value, relax.TupleGetItem):
+        elif kind == _ITEM:
             alias = self._define_item(h, value)
-        elif isinstance(value, relax.Tuple):
-            alias = self._rebuilt_tuple(value)
+        elif kind == _TUPLE:
+            fields = _items(value.fields)
+            alias = self._rebuilt_tuple(fields)
             if alias is None:
-                self.tuple_fields[h] = list(value.fields)
-        elif isinstance(value, tvm.ir.expr.Constant):
+                self.tuple_fields[h] = fields
+        elif kind == _CONSTANT:
             self.nature[h] = _CONST
         else:
             kind = _call_kind(value)
@@ -380,7 +441,7 @@ class _FunctionChecker:
 
     def _define_item(self, h: int, value: relax.TupleGetItem) -> int | None:
         tup = value.tuple_value
-        if not isinstance(tup, relax.Var):
+        if _node(tup) != _VAR:
             return None
         troot = self._root(tup)
         fields = self.tuple_fields.get(troot)
@@ -388,20 +449,19 @@ class _FunctionChecker:
             self.item_of[h] = (troot, int(value.index))
             return None
         field = fields[int(value.index)]
-        if isinstance(field, relax.Var):
+        if _node(field) == _VAR:
             return self._root(field)
-        if isinstance(field, tvm.ir.expr.Constant):
+        if _node(field) == _CONSTANT:
             self.nature[h] = _CONST
         return None
 
-    def _rebuilt_tuple(self, value: relax.Tuple) -> int | None:
+    def _rebuilt_tuple(self, fields: list) -> int | None:
         """``(p[0], ..., p[n-1])`` of a parameter tuple ``p`` is ``p`` itself."""
-        fields = value.fields
         if not fields:
             return None
         source = None
         for i, field in enumerate(fields):
-            if not isinstance(field, relax.Var):
+            if _node(field) != _VAR:
                 return None
             item = self.item_of.get(self._root(field))
             if item is None or item[1] != i or (source is not None and item[0] != source):
@@ -415,7 +475,7 @@ class _FunctionChecker:
         nature = self.nature.get(h)
         if nature == _STORAGE:
             return True
-        return nature is None and isinstance(var.ty, relax.TensorType)
+        return nature is None and _type_class(var.ty) == _TENSOR
 
     # -- uses and kills --------------------------------------------------------------------
 
@@ -440,8 +500,8 @@ class _FunctionChecker:
 
     def _kill(self, scope: _Scope, call: relax.Call) -> None:
         index = scope.index
-        args = call.args
-        if len(args) != 1 or not isinstance(args[0], relax.Var):
+        args = _items(call.args)
+        if len(args) != 1 or _node(args[0]) != _VAR:
             text = ", ".join(_short(a) for a in args)
             self._report(scope, index, None, "kill-malformed",
                          f"kill of ({text}): expected exactly one variable", variable=text)
@@ -458,7 +518,7 @@ class _FunctionChecker:
             self._report(scope, index, var, "kill-constant",
                          f"{var.name}{alias} is bound to a constant and has no VM register")
             return
-        if isinstance(var.ty, _NO_REGISTER_TYPES):
+        if _type_class(var.ty) == _NO_REGISTER:
             self._report(scope, index, var, "kill-no-register-type",
                          f"{var.name} has type {type(var.ty).__name__} and no VM register")
             return

@@ -30,6 +30,8 @@ make_seq_expr = _relax_api.SeqExpr
 make_if = _relax_api.If
 make_function = _relax_api.Function
 make_match_cast = _relax_api.MatchCast
+make_call = _ir_api.Call
+missing_type = _ir_api.TypeMissing
 update_type = _relax_api.UpdateType
 normalize = _relax_api.BlockBuilderNormalize
 

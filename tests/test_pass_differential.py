@@ -242,3 +242,55 @@ def test_storage_reused_after_if_beyond_never_kills_before_last_use(llvm_target,
         and b.value.args[0].same_as(storage)
     )
     assert depth == 0 and index > reuse_index
+
+
+@I.ir_module
+class CanonicalizableInBranches:
+    @R.function(pure=False)
+    def main(x: R.Tensor([4], "float32"), c: R.Prim("bool")):
+        pair = R.call_packed("two", x, ty_args=(R.Tuple(R.Tensor([4], "float32"), R.Object),))
+        a0 = pair[0]
+        a1 = pair[1]
+        copy = (a0, a1)
+        k = R.const(np.full(4, 2.0, "float32"))
+        if c:
+            y = copy
+            z = y
+            w = R.call_packed("use", z, k, ty_args=(R.Tensor([4], "float32"),))
+            r = w
+        else:
+            m = R.match_cast(a0, R.Tensor([4], "float32"))
+            r = m
+        out = R.call_packed("use", r, copy, ty_args=(R.Tensor([4], "float32"),))
+        return out
+
+
+def _count_tvm_canonicalizations(monkeypatch) -> list:
+    from benchkill.passes import canonicalize
+
+    calls = []
+    original = canonicalize.canonicalize_with_tvm
+
+    def counting(func):
+        calls.append(func)
+        return original(func)
+
+    monkeypatch.setattr(canonicalize, "canonicalize_with_tvm", counting)
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("name", "python_path"),
+    [
+        ("canonicalizable_in_branches", True),
+        ("tuples_and_shapes", True),
+        ("dataflow", False),
+        ("symbolic_match_cast", False),
+    ],
+)
+def test_canonicalization_in_python_or_by_tvm(name, python_path, monkeypatch, same_as_tvm):
+    """Common canonicalizations are done in Python; the rest falls back to TVM's."""
+    mod = {**MODULES, "canonicalizable_in_branches": CanonicalizableInBranches}[name]
+    calls = _count_tvm_canonicalizations(monkeypatch)
+    same_as_tvm(mod)
+    assert (not calls) == python_path

@@ -144,14 +144,13 @@ class ChildOutcome:
         if self.returncode is None or self.returncode == 0:
             return ""
         if self.returncode < 0:
+            # (the stderr of a crash is a native backtrace: no one line says more)
             try:
-                name = signal.Signals(-self.returncode).name
+                return f"child process killed by {signal.Signals(-self.returncode).name}"
             except ValueError:
-                name = f"signal {-self.returncode}"
-            what = f"child process killed by {name}"
-        else:
-            what = f"child process exited with code {self.returncode}"
+                return f"child process killed by signal {-self.returncode}"
         tail = _last_line(self.stderr)
+        what = f"child process exited with code {self.returncode}"
         return f"{what}: {tail}" if tail else what
 
 
@@ -471,7 +470,7 @@ def _bind_shape(frame: _Frame, ty: Any, concrete: Sequence[int] | None) -> None:
     dims = _shape_values(ty)
     if dims is None or concrete is None or len(dims) != len(concrete):
         return
-    for dim, value in zip(dims, concrete):
+    for dim, value in zip(dims, concrete, strict=True):
         if value is not None and isinstance(dim, tvm.tirx.Var):
             frame.bind(dim, int(value))
 
@@ -539,7 +538,7 @@ class _Machine:
         """Run ``fn`` on argument values; the result comes back held once (by the
         return slot, or by a temporary hold the caller drops after binding it)."""
         frame = _Frame(name)
-        for param, value, shape in zip(fn.params, args, shapes):
+        for param, value, shape in zip(fn.params, args, shapes, strict=True):
             _bind_shape(frame, param.ty, shape)
             frame.regs[param] = value
             self._hold(value)
@@ -678,8 +677,7 @@ def _explore(mod: Any, func: str, input_shapes: Any, return_slot: bool) -> _Sear
     if not isinstance(entry, relax.Function):
         raise BenchkillError(f"{func!r} is not a Relax function")
     shapes = [
-        None if s is None else [int(d) for d in s]
-        for s in _entry_frame_shapes(entry, input_shapes)
+        None if s is None else [int(d) for d in s] for s in _entry_frame_shapes(entry, input_shapes)
     ]
     runs: list[_Run] = []
     pending: list[tuple[bool, ...]] = [()]

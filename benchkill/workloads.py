@@ -58,6 +58,14 @@ def _length(mib: Any) -> int:
     return length
 
 
+def _dim(length: int, symbolic: bool) -> Any:
+    """A vector length: ``length``, or a new symbolic ``n`` (one per function: a
+    symbolic variable belongs to the function whose signature defines it)."""
+    import tvm
+
+    return tvm.tirx.Var("n", "int64") if symbolic else length
+
+
 def _add_layer(bb: Any, name: str, dim: Any, scale: float) -> Any:
     """``name(x) = x * scale + 1``: two kernels, one intermediate, a fresh result."""
     from tvm import relax
@@ -85,15 +93,13 @@ def _input_vector(length: int) -> np.ndarray:
 
 def layer_chain(layers: int = 24, mib: float = 16, *, symbolic: bool = False) -> Workload:
     """``main(x)`` = ``layers`` chained calls of ``layer``, float32 vectors of ``mib`` MiB."""
-    import tvm
     from tvm import relax
 
     layers = _positive(layers, "layers")
     length = _length(mib)
-    dim = tvm.tirx.Var("n", "int64") if symbolic else length
     bb = relax.BlockBuilder()
-    layer = _add_layer(bb, "layer", dim, 0.5)
-    x = relax.Var("x", relax.TensorType((dim,), "float32"))
+    layer = _add_layer(bb, "layer", _dim(length, symbolic), 0.5)
+    x = relax.Var("x", relax.TensorType((_dim(length, symbolic),), "float32"))
     with bb.function("main", [x]):
         bb.emit_func_output(_chain(bb, layer, x, layers))
     kind = "symbolic" if symbolic else "static"

@@ -63,7 +63,7 @@ def cases(quick: bool) -> list[CaseSpec]:
             CaseSpec(NAME, "calibration", {"mib": 64}),
             *(_spec("chain", m, layers=8, mib=4) for m in modes),
             _spec("if_chain", "bytecode", layers=8, mib=4),
-            _spec("mlp", "bytecode", seq=256, dim=32, hidden=128, blocks=1),
+            _spec("mlp", "bytecode", seq=2048, dim=32, hidden=256, blocks=1),
             _spec("upstream_rekill", "compiled"),
         ]
     specs = [CaseSpec(NAME, "calibration", {"mib": m}) for m in (64, 256)]
@@ -154,7 +154,7 @@ def _compare(
         return OK, None  # the reference itself failed: nothing to compare with
     if len(outputs) != len(reference):
         return FAILED, f"{len(outputs)} outputs, the kill={ref_kill} build has {len(reference)}"
-    for i, (got, want) in enumerate(zip(outputs, reference)):
+    for i, (got, want) in enumerate(zip(outputs, reference, strict=True)):
         if got.shape != want.shape or not np.allclose(got, want, rtol=1e-5, atol=1e-6):
             return FAILED, f"output {i} differs from the kill={ref_kill} build"
     return OK, None

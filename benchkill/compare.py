@@ -26,7 +26,7 @@ from typing import Any
 from .errors import BenchkillError
 from .machine import Machine
 from .results import ResultRecord, Results, RunSettings, from_dict, read_json
-from .stats import Summary, is_noisy, mann_whitney_u, min_attainable_p, summarize
+from .stats import Summary, is_noisy, mann_whitney_u, summarize
 from .suites.base import EXPECTED_FAILURE, FAILED, OK
 
 REGRESSION = "regression"
@@ -189,16 +189,15 @@ def classify(base: ResultRecord, new: ResultRecord, factor: float, alpha: float)
     changed = REGRESSION if worse else IMPROVEMENT
     if _deterministic(base, new):
         return result(changed, ratio, notes=notes + ["deterministic samples"])
-    m, k = len(base.samples), len(new.samples)
-    floor = min_attainable_p(m, k)
-    if floor >= alpha:
-        notes.append(f"{m} vs {k} samples cannot reach p < {alpha:g} (min p {floor:.2g})")
+    test = mann_whitney_u(base.samples, new.samples)
+    if test.p_value < alpha:
+        return result(changed, ratio, test.p_value, notes)
+    if test.min_p >= alpha:
+        m, k = len(base.samples), len(new.samples)
+        notes.append(f"{m} vs {k} samples cannot reach p < {alpha:g} (min p {test.min_p:.2g})")
         return result(INSUFFICIENT, ratio, notes=notes)
-    p = mann_whitney_u(base.samples, new.samples).p_value
-    if p < alpha:
-        return result(changed, ratio, p, notes)
-    notes.append(f"not significant (p = {p:.2g})")
-    return result(quiet, ratio, p, notes)
+    notes.append(f"not significant (p = {test.p_value:.2g})")
+    return result(quiet, ratio, test.p_value, notes)
 
 
 def _is_crash(record: ResultRecord) -> bool:

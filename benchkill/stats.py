@@ -45,12 +45,16 @@ class MannWhitney:
     """Result of a two-sided Mann-Whitney U test.
 
     ``u`` is the statistic of the first sample (the number of pairs (x, y) with x > y,
-    ties counting one half); ``method`` is ``"exact"`` or ``"asymptotic"``.
+    ties counting one half); ``method`` is ``"exact"`` or ``"asymptotic"``; ``min_p`` is
+    the smallest p-value the same method could give for samples of these sizes (and, for
+    the normal approximation, these ties): when it is not below the significance level,
+    the samples are too few for the test to ever detect a difference.
     """
 
     u: float
     p_value: float
     method: str
+    min_p: float
 
 
 def _checked(samples: Sequence[float], what: str) -> list[float]:
@@ -172,18 +176,21 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float], method: str = "auto")
         u_big = int(round(max(u, m * n - u)))
         tail = sum(counts[u_big:])  # P(U >= u_big) * C(m+n, m), by symmetry the upper tail
         p = min(1.0, 2.0 * tail / math.comb(m + n, m))
+        floor = min_attainable_p(m, n)
     elif method == "asymptotic":
         total = m + n
         mean = m * n / 2
         tie_term = sum(t**3 - t for t in ties) / (total * (total - 1))
         var = m * n / 12 * ((total + 1) - tie_term)
         if var <= 0:  # all values equal: no evidence of any difference
-            return MannWhitney(u=u, p_value=1.0, method=method)
+            return MannWhitney(u=u, p_value=1.0, method=method, min_p=1.0)
         z = (max(u, m * n - u) - mean - 0.5) / math.sqrt(var)
         p = min(1.0, 2.0 * _normal_sf(z))
+        # the most extreme U (samples apart) with the same tie correction
+        floor = min(1.0, 2.0 * _normal_sf((m * n - mean - 0.5) / math.sqrt(var)))
     else:
         raise BenchkillError(f"unknown Mann-Whitney method {method!r}")
-    return MannWhitney(u=u, p_value=p, method=method)
+    return MannWhitney(u=u, p_value=p, method=method, min_p=floor)
 
 
 def loglog_slope(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:

@@ -110,6 +110,13 @@ def test_too_few_samples_are_reported_not_guessed():
     assert classify(base, new, 1.1, 0.2).verdict == REGRESSION
 
 
+def test_ties_that_keep_the_test_from_reaching_alpha_are_insufficient():
+    base = [1.0, 1.0, 1.01, 1.02, 1.03, 1.04, 1.05]
+    c = classify(rec(base), rec([2 * v for v in base]), factor=1.1, alpha=0.002)
+    assert c.verdict == INSUFFICIENT
+    assert c.notes == ("7 vs 7 samples cannot reach p < 0.002 (min p 0.0021)",)
+
+
 def test_noisy_runs_are_flagged_but_still_classified():
     noisy_base = [1.0, 0.8, 1.2, 0.9, 1.1, 1.0, 0.85, 1.15, 1.0, 0.95]
     c = classify(rec(noisy_base), rec(scaled(noisy_base, 3.0)), 1.1, 0.002)

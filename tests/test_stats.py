@@ -149,6 +149,20 @@ def test_min_attainable_p():
     assert mann_whitney_u(range(7), range(10, 17)).p_value == pytest.approx(min_attainable_p(7, 7))
 
 
+def test_min_p_of_the_normal_approximation_uses_the_ties():
+    # 7 vs 7 with ties: the normal approximation cannot go below ~0.002 even when the
+    # samples are apart, so the floor is that of the method used, not the exact one
+    x, y = [1, 1, 2, 3, 4, 5, 6], [10, 10, 11, 12, 13, 14, 15]
+    test = mann_whitney_u(x, y)
+    assert test.method == "asymptotic"
+    assert test.p_value == pytest.approx(sps.mannwhitneyu(x, y, method="asymptotic").pvalue)
+    assert test.min_p == pytest.approx(test.p_value)  # apart: the floor is reached
+    assert test.min_p > 0.002 > min_attainable_p(7, 7)
+    assert mann_whitney_u(x, [0, 3, 3, 9, 20, 21, 22]).min_p == pytest.approx(test.min_p, rel=0.1)
+    exact = mann_whitney_u(range(7), [v + 0.5 for v in range(3, 10)])
+    assert exact.method == "exact" and exact.min_p == min_attainable_p(7, 7)
+
+
 def test_u_test_rejects_bad_input():
     with pytest.raises(BenchkillError):
         mann_whitney_u([], [1.0])

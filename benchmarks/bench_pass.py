@@ -1,0 +1,99 @@
+"""asv benchmarks of KillAfterLastUse itself: benchkill's pass against TVM's C++ pass.
+
+Every class runs over generator family x module size (:mod:`benchmarks.common`); the
+module is generated in ``setup`` (cached, so asv's setup before each sample is cheap)
+and the timed bodies only run a pass.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from . import common
+
+
+class PassTime:
+    """Wall time of one pass over one generated module."""
+
+    params = (list(common.FAMILIES), list(common.SIZES))
+    param_names = ("family", "bindings")
+    # One call per sample (a 30k-binding module takes seconds); 3 to 10 samples, at
+    # most 20 s per round.
+    number = 1
+    repeat = (3, 10, 20.0)
+    timeout = 300
+
+    def setup(self, family: str, bindings: int) -> None:
+        self.mod = common.pass_input(family, bindings)
+        self.passes = common.passes()
+
+    def time_pass_benchkill(self, family: str, bindings: int) -> None:
+        self.passes["benchkill"](self.mod)
+
+    def time_pass_tvm(self, family: str, bindings: int) -> None:
+        self.passes["tvm"](self.mod)
+
+
+class PassSpeedup:
+    """TVM's time over benchkill's, measured interleaved in one process.
+
+    Timing both passes round by round in the same process (as the "pass" suite does)
+    makes the ratio robust to a machine whose speed drifts, which two separate asv
+    timings are not.  The outputs of the warm-up runs are compared first: a speedup
+    of a pass that gives another module than TVM's would mean nothing.
+    """
+
+    params = (list(common.FAMILIES), list(common.SIZES))
+    param_names = ("family", "bindings")
+    unit = "ratio"
+    timeout = 600
+
+    def setup(self, family: str, bindings: int) -> None:
+        self.mod = common.pass_input(family, bindings)
+        self.passes = common.passes()
+
+    def track_pass_speedup(self, family: str, bindings: int) -> float:
+        from benchkill.suites.pass_suite import (
+            CASE_BUDGET_SECONDS,
+            MAX_REPEATS,
+            MIN_REPEATS,
+            structural_mismatch,
+        )
+        from benchkill.timing import budget_repeats, interleave
+
+        mod = self.mod
+        functions = {name: (lambda p=p: p(mod)) for name, p in self.passes.items()}
+        timing = interleave(
+            functions, budget_repeats(CASE_BUDGET_SECONDS, MIN_REPEATS, MAX_REPEATS)
+        )
+        diff = structural_mismatch(timing.outputs["benchkill"], timing.outputs["tvm"])
+        if diff is not None:
+            raise RuntimeError(f"benchkill's output differs from TVM's: {diff}")
+        pairs = zip(timing.samples["tvm"], timing.samples["benchkill"], strict=True)
+        return statistics.median(t / b for t, b in pairs)
+
+
+class PassPeakMemory:
+    """Peak resident memory of a process that runs one pass over one module.
+
+    asv's peakmem is the whole process's high-water mark, setup included, so
+    ``peakmem_reference`` runs the same setup and no pass: the interpreter, TVM and
+    the input module.  A pass's own memory is its figure minus the reference.
+    """
+
+    params = (list(common.FAMILIES), list(common.SIZES))
+    param_names = ("family", "bindings")
+    timeout = 300
+
+    def setup(self, family: str, bindings: int) -> None:
+        self.mod = common.pass_input(family, bindings)
+        self.passes = common.passes()
+
+    def peakmem_reference(self, family: str, bindings: int) -> None:
+        pass
+
+    def peakmem_pass_benchkill(self, family: str, bindings: int) -> None:
+        self.passes["benchkill"](self.mod)
+
+    def peakmem_pass_tvm(self, family: str, bindings: int) -> None:
+        self.passes["tvm"](self.mod)

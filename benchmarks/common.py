@@ -1,0 +1,87 @@
+"""Seeded, cached inputs shared by the asv suite, built on first use and never at import.
+
+asv imports every benchmark module to discover the suite (and ``asv check`` does
+nothing else), so this module imports neither TVM nor the parts of benchkill that do:
+everything is built inside the functions below, which benchmark ``setup`` methods call.
+asv re-runs ``setup`` before every timing sample; the caches make that cheap, so the
+time goes to the samples and not to rebuilding the same module again.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+#: Seed of every generated module (a module is deterministic in family, size and seed).
+SEED = 0
+#: Generator families and sizes (Relax bindings of ``main``) of the pass benchmarks,
+#: smallest first: the first value of every parameter is the cheapest case.
+FAMILIES = ("chain", "mixed")
+SIZES = (3_000, 30_000)
+#: The two pass implementations compared.
+IMPLS = ("benchkill", "tvm")
+
+#: VM workloads (kept small: each variant is an LLVM build), exec modes and kill
+#: variants; "none" is the build without a kill step.
+VM_WORKLOADS = ("chain", "if_chain")
+EXEC_MODES = ("bytecode", "compiled")
+KILLS = ("none", "tvm", "benchkill", "beyond")
+#: Layers and MiB per tensor of the VM workloads.
+VM_LAYERS, VM_MIB = 8, 4
+MEMORY_CFG = "pooled"
+
+
+@lru_cache(maxsize=2)
+def pass_input(family: str, bindings: int) -> Any:
+    """The generated module of ``family`` with about ``bindings`` bindings (seed :data:`SEED`)."""
+    from benchkill.generate import generate, ops_for_bindings
+
+    return generate(family, ops_for_bindings(family, bindings), SEED)
+
+
+@lru_cache(maxsize=1)
+def passes() -> dict[str, Any]:
+    """benchkill's and TVM's KillAfterLastUse, by implementation name."""
+    from benchkill.suites.pass_suite import implementations
+
+    return implementations(include_naive=False)
+
+
+def kill_variant(label: str) -> str | None:
+    """The kill variant of :func:`benchkill.build_pipeline` that a ``kill`` label stands for."""
+    return None if label == "none" else label
+
+
+@lru_cache(maxsize=None)
+def workload(name: str) -> Any:
+    """The VM workload ``name`` (a :class:`benchkill.workloads.Workload`)."""
+    from benchkill import workloads
+    from benchkill.errors import BenchkillError
+
+    if name == "chain":
+        return workloads.layer_chain(VM_LAYERS, VM_MIB)
+    if name == "if_chain":
+        return workloads.if_chain(VM_LAYERS, VM_MIB)
+    raise BenchkillError(f"unknown VM workload {name!r}; expected one of {VM_WORKLOADS}")
+
+
+@lru_cache(maxsize=4)
+def executable(name: str, exec_mode: str, kill: str) -> Any:
+    """``workload(name)`` built for LLVM with the kill variant ``kill``, as measure_vm builds it."""
+    from tvm import relax
+
+    from benchkill.pipeline import build_pipeline
+
+    pipeline = build_pipeline(kill=kill_variant(kill))
+    return relax.build(workload(name).mod, "llvm", relax_pipeline=pipeline, exec_mode=exec_mode)
+
+
+def vm_arguments(name: str) -> list[Any]:
+    """The inputs of ``workload(name)`` as VM arguments (tensors on the CPU, scalars as is)."""
+    import numpy as np
+    import tvm
+
+    return [
+        tvm.runtime.tensor(value, device=tvm.cpu()) if isinstance(value, np.ndarray) else value
+        for value in workload(name).inputs
+    ]

@@ -1,0 +1,133 @@
+"""The asv suite in benchmarks/ works: every benchmark runs once, asv finds no problem.
+
+A benchmark that raises is recorded by asv as a failed measurement and a regression
+check only sees a missing value, so a broken benchmark would go unnoticed; here it
+fails the tests.  Each benchmark runs once at the smallest value of every parameter
+(the first one), with ``setup_cache`` restricted to that one combination.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from benchkill.machine import PROJECT_DIR
+
+pytestmark = pytest.mark.slow
+
+MODULES = ("benchmarks.bench_pass", "benchmarks.bench_vm")
+PREFIXES = ("time_", "timeraw_", "peakmem_", "mem_", "track_")
+
+
+def _import(name: str) -> Any:
+    if str(PROJECT_DIR) not in sys.path:
+        sys.path.insert(0, str(PROJECT_DIR))
+    return importlib.import_module(name)
+
+
+def _benchmark_classes() -> list[tuple[str, str]]:
+    found = []
+    for module_name in MODULES:
+        module = _import(module_name)
+        for name, obj in vars(module).items():
+            if isinstance(obj, type) and obj.__module__ == module_name:
+                if any(m.startswith(PREFIXES) for m in vars(obj)):
+                    found.append((module_name, name))
+    return found
+
+
+CLASSES = _benchmark_classes()
+
+
+@pytest.fixture(scope="module")
+def cache_of() -> Any:
+    """``setup_cache`` of a class, run once for its smallest parameter combination."""
+    caches: dict[type, Any] = {}
+
+    def get(instance: Any) -> Any:
+        cls = type(instance)
+        if cls not in caches:
+            caches[cls] = instance.setup_cache()
+        return caches[cls]
+
+    return get
+
+
+def test_every_module_has_benchmarks() -> None:
+    assert {module for module, _ in CLASSES} == set(MODULES)
+
+
+def test_suite_imports_no_tvm() -> None:
+    """asv imports the suite to discover it: that must stay cheap (nothing built, no TVM)."""
+    code = (
+        "import sys, benchmarks.bench_pass, benchmarks.bench_vm; "
+        "print(sorted(m for m in ('tvm', 'benchkill.generate', 'numpy') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("module_name", "class_name"), CLASSES)
+def test_benchmark_runs_once(module_name: str, class_name: str, cache_of: Any) -> None:
+    cls = getattr(_import(module_name), class_name)
+    smallest = [values[0] for values in cls.params]
+    assert len(cls.param_names) == len(smallest)
+    instance = cls()
+    instance.params = [[value] for value in smallest]
+    args = [cache_of(instance), *smallest] if hasattr(cls, "setup_cache") else smallest
+    for name in sorted(vars(cls)):
+        if not name.startswith(PREFIXES):
+            continue
+        method = getattr(instance, name)
+        if hasattr(instance, "setup"):
+            instance.setup(*args)
+        try:
+            value = method(*args)
+        finally:
+            if hasattr(instance, "teardown"):
+                instance.teardown(*args)
+        if name.startswith("track_"):
+            unit = getattr(method, "unit", getattr(instance, "unit", None))  # as asv looks it up
+            assert isinstance(unit, str), f"{name} has no unit"
+            assert isinstance(value, float) and math.isfinite(value) and value > 0, (name, value)
+        else:
+            assert value is None, name
+
+
+def test_vm_figures_are_consistent(cache_of: Any) -> None:
+    """The tracked VM figures are the measured peak and its ratio to the liveness bound."""
+    bench_vm = _import("benchmarks.bench_vm")
+    instance = bench_vm.VMMemory()
+    args = [[values[0]] for values in instance.params]
+    instance.params = args
+    measured = cache_of(instance)
+    point = [a[0] for a in args]
+    peak = instance.track_vm_peak_bytes(measured, *point)
+    bound = instance.track_vm_liveness_bound_bytes(measured, *point)
+    ratio = instance.track_vm_peak_over_bound(measured, *point)
+    assert ratio == pytest.approx(peak / bound, rel=1e-9)
+    assert ratio >= 0.9  # a measured peak far below the static bound means a broken measurement
+
+
+def test_asv_check_finds_no_problem() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "asv", "check", "--python=same"],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "No problems found" in out.stdout

@@ -9,7 +9,7 @@ time goes to the samples and not to rebuilding the same module again.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 #: Seed of every generated module (a module is deterministic in family, size and seed).
@@ -52,7 +52,7 @@ def kill_variant(label: str) -> str | None:
     return None if label == "none" else label
 
 
-@lru_cache(maxsize=None)
+@cache
 def workload(name: str) -> Any:
     """The VM workload ``name`` (a :class:`benchkill.workloads.Workload`)."""
     from benchkill import workloads

@@ -58,25 +58,33 @@ def interleave(
     if warmup < 1:
         raise BenchkillError("interleave: at least one warm-up run is needed")
     warm: dict[str, list[float]] = {name: [] for name in functions}
-    outputs: dict[str, Any] = {}
-    for _ in range(warmup):
-        gc.collect()  # cyclic garbage of one round must not be charged to the next
-        for name, fn in functions.items():
-            result, seconds = _timed(fn, clock)
-            warm[name].append(seconds)
-            outputs[name] = result if keep_outputs else None
-            del result
-    warm_t = {name: tuple(values) for name, values in warm.items()}
-    rounds = repeats(warm_t) if callable(repeats) else repeats
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise BenchkillError(f"interleave: repeats must be a positive integer, got {rounds!r}")
     timed: dict[str, list[float]] = {name: [] for name in functions}
-    for _ in range(rounds):
-        gc.collect()
-        for name, fn in functions.items():
-            result, seconds = _timed(fn, clock)
-            del result
-            timed[name].append(seconds)
+    outputs: dict[str, Any] = {}
+    # Collect cyclic garbage before every round, so one round's garbage is not charged to
+    # the next; freezing what exists now keeps those collections cheap (a full one costs
+    # tens of milliseconds once TVM is loaded).
+    gc.collect()
+    gc.freeze()
+    try:
+        for _ in range(warmup):
+            gc.collect()
+            for name, fn in functions.items():
+                result, seconds = _timed(fn, clock)
+                warm[name].append(seconds)
+                outputs[name] = result if keep_outputs else None
+                del result
+        warm_t = {name: tuple(values) for name, values in warm.items()}
+        rounds = repeats(warm_t) if callable(repeats) else repeats
+        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+            raise BenchkillError(f"interleave: repeats must be a positive integer, got {rounds!r}")
+        for _ in range(rounds):
+            gc.collect()
+            for name, fn in functions.items():
+                result, seconds = _timed(fn, clock)
+                del result
+                timed[name].append(seconds)
+    finally:
+        gc.unfreeze()
     return Interleaved(
         samples={name: tuple(values) for name, values in timed.items()},
         warmup=warm_t,

@@ -123,7 +123,7 @@ def test_run_case_records_with_a_fake_clock():
         ("benchkill", ps.SPEEDUP)
     }
     # every clock reading advances 1 s, so a run "takes" 1 s; three runs per round
-    # -> budget 10 s / 3 s = 3 rounds
+    # -> budget 6 s / 3 s = 2 rounds, raised to the minimum of 3
     for impl in ps.IMPLS:
         time_record = by[(impl, ps.TIME)]
         assert time_record.samples == (1.0, 1.0, 1.0)

@@ -40,7 +40,7 @@ IMPLS = ("benchkill", "tvm", "naive")
 #: Largest module the naive port is run on (it costs ~0.15-0.3 ms per binding here).
 NAIVE_MAX_BINDINGS = 100_000
 #: Timed rounds: as many as fit CASE_BUDGET_SECONDS, within [MIN_REPEATS, MAX_REPEATS].
-MIN_REPEATS, MAX_REPEATS, CASE_BUDGET_SECONDS = 3, 15, 10.0
+MIN_REPEATS, MAX_REPEATS, CASE_BUDGET_SECONDS = 3, 15, 6.0
 
 TIME, MEMORY, SPEEDUP = "pass_time", "pass_peak_python_memory", "speedup_vs_tvm"
 

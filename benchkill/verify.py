@@ -244,13 +244,13 @@ def _vars_in(expr: object) -> list:
         if kind == _VAR:
             found.append(e)
         elif kind == _CALL:
-            args = e.args
-            stack.extend(_array_get(args, i) for i in range(_array_size(args)))
+            args = e.args  # pushed last to first: variables come out in reading order
+            stack.extend(_array_get(args, i) for i in range(_array_size(args) - 1, -1, -1))
             op = e.op
             if _node(op) == _VAR:
                 stack.append(op)
         elif kind == _TUPLE:
-            stack.extend(_items(e.fields))
+            stack.extend(reversed(_items(e.fields)))
         elif kind == _ITEM:
             stack.append(e.tuple_value)
         elif kind == _IF or kind == _NESTED:

@@ -230,6 +230,12 @@ def test_input_module_is_left_unchanged():
     tvm.ir.assert_structural_equal(mod, copy, map_free_vars=True)
 
 
+def test_canonicalization_runs_whatever_the_pass_context():
+    mod = generate("mixed", 60, seed=1)
+    with tvm.transform.PassContext(opt_level=0, disabled_pass=["CanonicalizeBindings"]):
+        _check(mod)
+
+
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 @pytest.mark.parametrize("seed", [0, 5])
 def test_equals_tvm_on_generated_family(family, seed):

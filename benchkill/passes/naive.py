@@ -258,7 +258,10 @@ def NaiveKillAfterLastUse(exclude_null_value: bool = True) -> tvm.ir.transform.P
 
     @tvm.transform.module_pass(opt_level=0, name="NaiveKillAfterLastUse")
     def _pass(mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
-        mod = relax.transform.CanonicalizeBindings()(mod)
+        # TVM calls its canonicalization directly; as a pass it is opt_level 1 and would be
+        # skipped under PassContext(opt_level=0), or disabled by name, so give it its own context.
+        with tvm.transform.PassContext(opt_level=3):
+            mod = relax.transform.CanonicalizeBindings()(mod)
         updates = {
             gv: kill_after_last_use(func, exclude_null_value)
             for gv, func in mod.functions_items()

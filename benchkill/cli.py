@@ -49,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("benchkill: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `benchkill generate chain 9 | head`
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

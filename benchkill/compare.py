@@ -48,6 +48,9 @@ DEFAULT_ALPHA = 0.002
 BETTER_BY_METRIC = {
     "speedup_vs_tvm": "higher",
     "peak_over_bound": "lower",
+    # the same quantities as benchkill's asv suite names them (see from_asv)
+    "pass_speedup": "higher",
+    "vm_peak_over_bound": "lower",
 }
 BETTER_BY_UNIT = {
     "seconds": "lower",
@@ -304,21 +307,24 @@ def format_ratio(ratio: float | None) -> str:
 
 ASV_API_VERSION = 2
 
-# asv benchmark types by name prefix -> (metric, unit), when benchmarks.json is absent.
+# asv benchmark kinds by name prefix -> unit (benchmarks.json, when present, has the unit).
 _ASV_PREFIXES = (
-    ("timeraw_", "time", "seconds"),
-    ("time_", "time", "seconds"),
-    ("peakmem_", "peakmemory", "bytes"),
-    ("mem_", "memory", "bytes"),
-    ("track_", "track", "unit"),
+    ("timeraw_", "seconds"),
+    ("time_", "seconds"),
+    ("peakmem_", "bytes"),
+    ("mem_", "bytes"),
+    ("track_", "unit"),
 )
 
 
 def _asv_kind(name: str, info: dict[str, Any]) -> tuple[str, str]:
+    """(metric, unit) of an asv benchmark: the method name without its kind prefix
+    (``track_vm_peak_over_bound`` -> ``vm_peak_over_bound``), and its unit."""
     leaf = name.rsplit(".", 1)[-1]
-    kinds = [(metric, unit) for prefix, metric, unit in _ASV_PREFIXES if leaf.startswith(prefix)]
-    metric, unit = kinds[0] if kinds else ("track", "unit")
-    return info.get("type", metric), info.get("unit", unit)
+    for prefix, unit in _ASV_PREFIXES:
+        if leaf.startswith(prefix):
+            return leaf[len(prefix) :], str(info.get("unit", unit))
+    return leaf, str(info.get("unit", "unit"))
 
 
 def _asv_param(text: Any) -> Any:

@@ -290,12 +290,23 @@ def write_asv(root, commit, factor, record_samples=True):
     res.add_result(
         mem, BenchmarkResult([None], [None], [None], 1, "crash", None), started_at=started
     )
+    bound = {
+        "name": "bench_vm.VMMemory.track_vm_peak_over_bound",
+        "version": "v1",
+        "params": [["'chain'"]],
+    }
+    res.add_result(bound, BenchmarkResult([1.2 * factor], [None], [None], 0, "", None), started)
     res.save(str(root))
     benchmarks = {
         "bench_pass.PassTime.time_pass": {
             "param_names": ["family", "bindings"],
             "unit": "seconds",
             "type": "time",
+        },
+        "bench_vm.VMMemory.track_vm_peak_over_bound": {
+            "param_names": ["workload"],
+            "unit": "ratio",
+            "type": "track",
         },
         "version": 2,
     }
@@ -309,7 +320,7 @@ def test_asv_results_are_read_with_their_samples(tmp_path):
     results = load_any(path)
     assert results.machine.name == "box" and results.machine.git_commit == "aaaaaaaa"
     assert results.settings.started_at == "2025-01-02T00:00:00+00:00"
-    times = [r for r in results.records if r.metric == "time"]
+    times = [r for r in results.records if r.metric == "pass"]
     assert [r.params for r in times] == [
         {"family": "chain", "bindings": 100},
         {"family": "chain", "bindings": 1000},
@@ -318,8 +329,11 @@ def test_asv_results_are_read_with_their_samples(tmp_path):
     ]
     assert times[1].samples == pytest.approx(scaled(BASE10, 2))
     assert times[0].unit == "seconds"
-    [mem] = [r for r in results.records if r.metric == "peakmemory"]
+    [mem] = [r for r in results.records if r.metric == "run"]
     assert mem.status == FAILED and mem.unit == "bytes"
+    [bound] = [r for r in results.records if r.metric == "vm_peak_over_bound"]
+    assert (bound.unit, bound.params, bound.samples) == ("ratio", {"workload": "chain"}, (1.2,))
+    assert better_direction(bound.metric, bound.unit) == "lower"
 
 
 def test_two_asv_files_compare(tmp_path):
@@ -327,13 +341,15 @@ def test_two_asv_files_compare(tmp_path):
     new = load_any(write_asv(tmp_path, "b" * 40, 1.25))
     report = compare(base, new)
     assert [c.verdict for c in report.comparisons].count(REGRESSION) == 4
+    [bound] = [c for c in report.comparisons if c.metric == "vm_peak_over_bound"]
+    assert bound.verdict == INSUFFICIENT  # one value per run: asv keeps no samples of track_
     assert report.exit_code == 1
 
 
 def test_asv_without_samples_is_insufficient(tmp_path):
     base = load_any(write_asv(tmp_path, "a" * 40, 1.0, record_samples=False))
     new = load_any(write_asv(tmp_path, "b" * 40, 1.25, record_samples=False))
-    verdicts = {c.verdict for c in compare(base, new).comparisons if c.metric == "time"}
+    verdicts = {c.verdict for c in compare(base, new).comparisons if c.metric == "pass"}
     assert verdicts == {INSUFFICIENT}
 
 

@@ -211,6 +211,9 @@ def measure_allocation(nbytes: int, *, timeout: float = 120.0) -> int:
 #: Above this many paths through If branches the liveness search stops (exhaustive=False).
 MAX_PATHS = 64
 
+#: The pooled allocator rounds every request up to a multiple of this (its page size).
+POOL_PAGE = 4096
+
 _ALLOC_STORAGE = ("relax.memory.alloc_storage", "relax.vm.alloc_storage")
 _ALLOC_TENSOR = ("relax.memory.alloc_tensor", "relax.vm.alloc_tensor")
 _BUILTIN_ALLOC = "relax.builtin.alloc_tensor"
@@ -234,7 +237,9 @@ class MemoryEstimate:
     figure) and ``total_bytes`` is their sum; ``executed_bytes`` counts every
     allocation of one run of ``func`` (a function called twice counts twice, symbolic
     sizes from the input shapes); ``liveness_peak_bytes`` is the largest total live at
-    once given the kills; ``curve`` the live bytes after each binding on the path that
+    once given the kills; ``pooled_bytes`` what the VM's pooled allocator ends up
+    holding, which can be more: it reuses a freed buffer only for a request of the same
+    page-rounded size; ``curve`` the live bytes after each binding on the path that
     reaches the peak.  ``paths`` is how many paths through If branches were followed.
     """
 
@@ -244,6 +249,7 @@ class MemoryEstimate:
     total_bytes: int
     executed_bytes: int
     liveness_peak_bytes: int
+    pooled_bytes: int
     curve: tuple[LivePoint, ...]
     paths: int
     exhaustive: bool = True
@@ -299,6 +305,7 @@ def estimate_memory(
         total_bytes=sum(allocated.values()),
         executed_bytes=best.allocated,
         liveness_peak_bytes=best.peak,
+        pooled_bytes=max(r.pooled for r in search.runs),
         curve=tuple(best.curve),
         paths=len(search.runs),
         exhaustive=search.exhaustive,
@@ -487,6 +494,7 @@ class _Run:
     choices: list[bool] = field(default_factory=list)
     peak: int = 0
     allocated: int = 0
+    pooled: int = 0
     curve: list[LivePoint] = field(default_factory=list)
 
 
@@ -503,6 +511,7 @@ class _Machine:
         self.live = 0
         self.next_block = 0
         self.slot: Any = _EMPTY
+        self.pool: dict[int, int] = {}  # page-rounded size -> free pooled buffers
 
     # -- block reference counting
     def _new_block(self, size: int) -> frozenset[int]:
@@ -513,7 +522,20 @@ class _Machine:
         self.live += size
         self.run.allocated += size
         self.run.peak = max(self.run.peak, self.live)
+        # the pooled allocator reuses a free buffer of the same page-rounded size
+        rounded = -(-size // POOL_PAGE) * POOL_PAGE
+        if self.pool.get(rounded, 0) > 0:
+            self.pool[rounded] -= 1
+        else:
+            self.run.pooled += rounded
         return frozenset((block,))
+
+    def _free(self, block: int) -> None:
+        size = self.sizes.pop(block)
+        del self.refs[block]
+        self.live -= size
+        rounded = -(-size // POOL_PAGE) * POOL_PAGE
+        self.pool[rounded] = self.pool.get(rounded, 0) + 1
 
     def _hold(self, value: Any) -> None:
         for block in _blocks(value):
@@ -523,15 +545,13 @@ class _Machine:
         for block in _blocks(value):
             self.refs[block] -= 1
             if self.refs[block] == 0:
-                self.live -= self.sizes.pop(block)
-                del self.refs[block]
+                self._free(block)
 
     def _drop_unheld(self, value: Any) -> None:
         """Free blocks of a value nobody holds (e.g. an allocation bound to nothing)."""
         for block in _blocks(value):
             if self.refs.get(block) == 0:
-                self.live -= self.sizes.pop(block)
-                del self.refs[block]
+                self._free(block)
 
     # -- functions
     def call(self, name: str, fn: Any, args: Sequence[Any], shapes: Sequence[Any]) -> Any:

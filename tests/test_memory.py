@@ -116,6 +116,29 @@ def test_liveness_straight_line_known_answer():
     assert est.paths == 1 and est.exhaustive
 
 
+def test_pooled_model_reuses_only_buffers_of_the_same_page_rounded_size():
+    # 1000, 2000 and 4000 bytes all round up to one 4096-byte page: s3 reuses s1's
+    assert estimate_memory(StraightLine, lowered=True).pooled_bytes == 2 * 4096
+
+
+@I.ir_module
+class TwoSizes:
+    @R.function(pure=False)
+    def main(x: R.Tensor((4,), "float32")):
+        s1 = R.memory.alloc_storage(R.shape([8192]), 0, "global", "uint8")
+        k1 = R.memory.kill_storage(s1)
+        s2 = R.memory.alloc_storage(R.shape([12288]), 0, "global", "uint8")
+        k2 = R.memory.kill_storage(s2)
+        s3 = R.memory.alloc_storage(R.shape([8192]), 0, "global", "uint8")
+        return s3
+
+
+def test_pooled_model_keeps_freed_buffers_of_other_sizes():
+    est = estimate_memory(TwoSizes, lowered=True)
+    assert est.liveness_peak_bytes == 12288  # one buffer live at a time
+    assert est.pooled_bytes == 8192 + 12288  # s3 reuses s1's buffer, s2's stays pooled
+
+
 def test_liveness_without_kills_holds_everything():
     assert estimate_memory(StraightLineNoKills, lowered=True).liveness_peak_bytes == 7000
 

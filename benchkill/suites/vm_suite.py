@@ -9,7 +9,8 @@ variant's outputs with those of the build without kills.  Records per variant
 - ``vm_build_time`` (s), ``vm_run_time`` (s, the timed runs), ``vm_peak_bytes`` (bytes,
   one sample per measured run; ``extra`` holds the timelines: ``static_live_bytes``
   after each binding and, in bytecode mode, ``measured_bytes`` after each VM call);
-- ``liveness_bound_bytes`` (bytes) and ``peak_over_bound`` (ratio), except for the
+- ``liveness_bound_bytes`` (bytes; ``extra["pooled_bytes"]`` is what the pooled
+  allocator is predicted to hold) and ``peak_over_bound`` (ratio), except for the
   re-kill scenario, whose module the estimate does not lower.
 
 A variant whose outputs differ from the reference is FAILED; the pre-fix
@@ -218,6 +219,7 @@ def _variant_records(
             {
                 "total_bytes": estimate.total_bytes,
                 "executed_bytes": estimate.executed_bytes,
+                "pooled_bytes": estimate.pooled_bytes,
                 "paths": estimate.paths,
                 "exhaustive": estimate.exhaustive,
             },

@@ -18,6 +18,7 @@ import tvm.relax._ffi_api as _relax_api
 import tvm_ffi
 from tvm import relax
 from tvm.ir import expr as _ir_expr
+from tvm.ir.prim import expr as _prim_expr
 
 array_get = tvm_ffi.get_global_func("ffi.ArrayGetItem")
 array_size = tvm_ffi.get_global_func("ffi.ArraySize")
@@ -50,6 +51,10 @@ MatchCast = relax.MatchCast
 DataflowBlock = relax.DataflowBlock
 ShapeExpr = relax.ShapeExpr
 Op = tvm.ir.Op
+GlobalVar = tvm.ir.GlobalVar
+IntImm = _prim_expr.IntImm  # R.prim_value(...) of an int
+FloatImm = _prim_expr.FloatImm
+StringImm = _ir_expr.StringImm
 
 TensorType = relax.TensorType
 ShapeType = relax.ShapeType
@@ -98,17 +103,31 @@ class KillFactory:
         self._missing = _ir_api.TypeMissing()
         self._var = _ir_api.Var
         self._dataflow_var = _relax_api.DataflowVar
-        self._call = _ir_api.Call
         self._ops = {name: get_op(name) for name in (KILL_TENSOR, KILL_STORAGE, KILL_OBJECT)}
+        # The operators' own FFI constructors build ``Call(op, [var])`` in one call.
+        self._makers = {
+            KILL_TENSOR: relax.op.memory._ffi_api.kill_tensor,
+            KILL_STORAGE: relax.op.memory._ffi_api.kill_storage,
+            KILL_OBJECT: relax.op.vm._ffi_api.kill_object,
+        }
+        self._group_makers = tuple(self._makers[k] for k in (KILL_TENSOR, KILL_STORAGE, KILL_OBJECT))
         self._made: dict[bool, list] = {False: [], True: []}
 
     def __call__(self, op_name: str, var, dataflow: bool = False):
+        """The binding ``_ = op_name(var)`` (typed later by :meth:`finish`)."""
+        return self.kills(tuple([var] if k == op_name else [] for k in self._makers), dataflow)[0]
+
+    def kills(self, group: tuple, dataflow: bool) -> list:
+        """The kill bindings of a plan group ``(tensors, storage, objects)``, in order."""
         missing = self._missing
-        call = self._call(missing, self._ops[op_name], [var], None, [], None)
-        new_var = (self._dataflow_var if dataflow else self._var)("_", missing, None)
-        binding = make_var_binding(new_var, call, None)
-        self._made[dataflow].append(binding)
-        return binding
+        new_var = self._dataflow_var if dataflow else self._var
+        made = [
+            make_var_binding(new_var("_", missing, None), make(var), None)
+            for make, vars_ in zip(self._group_makers, group)
+            for var in vars_
+        ]
+        self._made[dataflow].extend(made)
+        return made
 
     def finish(self) -> None:
         """Give every kill made so far the (null) types TVM's BlockBuilder gives it."""

@@ -32,6 +32,11 @@ from . import ir
 #: ``last_use`` value of a variable whose last use is its scope's result expression.
 OUTPUT = -1
 
+# Operator codes of the hot path (:meth:`_Sweeper.call_binding`).
+_PLAIN, _ALLOC_STORAGE, _ALLOC_TENSOR, _SPECIAL = range(4)
+#: Argument kinds that hold no Relax variable a kill could target.
+_LEAVES = (ir.GenericConst, ir.ShapeExpr, ir.IntImm, ir.FloatImm, ir.StringImm)
+
 
 @dataclass
 class Scope:
@@ -87,6 +92,10 @@ class _Sweeper:
         self.tgi_vars: set[int] = set()  # bound to a TupleGetItem
         self.needs_canonicalize = False
         self.pos_stack: list[int] = []
+        self.op_codes = {ir.op_handle(n): _ALLOC_STORAGE for n in ir.ALLOC_STORAGE}
+        self.op_codes.update({ir.op_handle(n): _ALLOC_TENSOR for n in ir.ALLOC_TENSOR})
+        for name in (ir.KILL_TENSOR, ir.KILL_STORAGE, ir.KILL_OBJECT, ir.NULL_VALUE):
+            self.op_codes[ir.op_handle(name)] = _SPECIAL
         self.alloc_storage = {ir.op_handle(n) for n in ir.ALLOC_STORAGE}
         self.alloc_tensor = {ir.op_handle(n) for n in ir.ALLOC_TENSOR}
         self.kills = {ir.op_handle(n) for n in (ir.KILL_TENSOR, ir.KILL_STORAGE, ir.KILL_OBJECT)}
@@ -130,7 +139,8 @@ class _Sweeper:
             scope.dataflow.append(dataflow)
             for binding in bindings:
                 self.pos_stack[depth] = pos
-                self.binding(binding, scope, pos, depth)
+                if not self.call_binding(binding, scope, pos, depth):
+                    self.binding(binding, scope, pos, depth)
                 pos += 1
         if scope.first_nested < 0:
             scope.first_nested = pos
@@ -141,6 +151,54 @@ class _Sweeper:
         return scope
 
     # -- bindings -------------------------------------------------------------
+    def call_binding(self, binding, scope: Scope, pos: int, depth: int) -> bool:
+        """The hot path: ``var = op(args)`` with an operator or a global function.
+
+        Handles the bindings that make up nearly all of a lowered function with as
+        few FFI reads as possible; returns False for any other binding.
+        """
+        value = binding.value
+        if type(value) is not ir.Call or type(binding) is not ir.VarBinding:
+            return False
+        op = value.op
+        op_type = type(op)
+        if op_type is ir.Op:
+            code = self.op_codes.get(op.__chandle__(), _PLAIN)
+        elif op_type is ir.GlobalVar:
+            code = _PLAIN
+        else:
+            return False
+        var = binding.var
+        h = var.__chandle__()
+        if code == _ALLOC_STORAGE:
+            self.storage.add(h)
+        elif code == _ALLOC_TENSOR:
+            self.use_var(ir.array_get(value.args, 0))
+            self.tensors.add(h)
+        elif code == _PLAIN:
+            defined = self.defined
+            last_use = self.last_use
+            array_get = ir.array_get
+            args = value.args
+            for i in range(ir.array_size(args)):
+                arg = array_get(args, i)
+                arg_type = type(arg)
+                if arg_type is ir.Var or arg_type is ir.DataflowVar:
+                    ah = arg.__chandle__()
+                    found = defined.get(ah)
+                    if found is not None:
+                        if found[0] == depth and found[1] is scope:
+                            last_use[ah] = pos
+                        else:
+                            self.use_var(arg)
+                elif arg_type not in _LEAVES:
+                    self.use(arg)
+        else:
+            return False
+        self.defined[h] = (depth, scope, var)
+        scope.defs.append((h, var, pos))
+        return True
+
     def binding(self, binding, scope: Scope, pos: int, depth: int) -> None:
         var = binding.var
         h = var.__chandle__()

@@ -22,66 +22,67 @@ from __future__ import annotations
 import sys
 
 from . import ir
-from .ir import KILL_OBJECT, KILL_STORAGE, KILL_TENSOR
 from .last_use import OUTPUT, Sweep
 
 
 def plan_kills(
     sweep: Sweep, *, exclude_null_value: bool, tvm_compatible: bool
-) -> dict[int, dict[int, list[tuple[str, object]]]]:
-    """Map ``id(scope) -> position -> [(kill op name, variable), ...]``."""
-    unregistered = set(sweep.constants)
+) -> dict[int, dict[int, tuple[list, list, list]]]:
+    """Map ``id(scope) -> position -> (tensors, storage, objects)`` to kill after it.
+
+    The kills after one binding are emitted in that order: ``kill_tensor`` for the
+    tensors, ``kill_storage`` for the storage, ``R.vm.kill_object`` for the objects.
+    """
+    skip = set(sweep.killed) | sweep.constants  # never killed (again)
     if exclude_null_value:
-        unregistered |= sweep.null_values
+        skip |= sweep.null_values
+    storage = sweep.storage
+    tensors = sweep.tensors
     foreign = {} if tvm_compatible else sweep.foreign
+    last_use = sweep.last_use
     # scope id -> position -> (tensors, storage, objects)
     groups: dict[int, dict[int, tuple[list, list, list]]] = {}
 
-    def add(scope_id: int, pos: int, h: int, var) -> None:
-        if h in sweep.killed:
-            return
-        if h in sweep.storage:
-            slot = 1
-        elif h in sweep.tensors:
-            slot = 0
-        elif h in unregistered:
-            return
-        else:
-            ty = type(var.ty)
-            if ty is ir.TensorType:
-                slot = 0
-            elif ty is ir.ShapeType or ty is ir.PrimType or ty is ir.FuncType:
-                return
-            else:
-                slot = 2
-        at = groups.setdefault(scope_id, {})
-        group = at.get(pos)
-        if group is None:
-            group = at[pos] = ([], [], [])
-        group[slot].append(var)
+    def slot_of(h: int, var) -> int:
+        """0: kill_tensor, 1: kill_storage, 2: kill_object, -1: no kill."""
+        if h in storage:
+            return 1
+        if h in tensors:
+            return 0
+        ty = type(var.ty)
+        if ty is ir.TensorType:
+            return 0
+        if ty is ir.ShapeType or ty is ir.PrimType or ty is ir.FuncType:
+            return -1
+        return 2
 
-    last_use = sweep.last_use
     stack = [sweep.root]
     while stack:
         scope = stack.pop()
         for children in scope.children.values():
             stack.extend(children)
         limit = scope.first_nested if tvm_compatible else sys.maxsize
+        at: dict[int, tuple[list, list, list]] = {}
         for h, var, _pos in scope.defs:
             pos = last_use.get(h)
-            if pos is None or pos == OUTPUT or pos >= limit or h in foreign:
+            if pos is None or pos < 0 or pos >= limit or h in skip or h in foreign:
                 continue
-            add(id(scope), pos, h, var)
+            slot = 1 if h in storage else 0 if h in tensors else slot_of(h, var)
+            if slot >= 0:
+                group = at.get(pos)
+                if group is None:
+                    group = at[pos] = ([], [], [])
+                group[slot].append(var)
+        if at:
+            groups[id(scope)] = at
     for h, (scope, pos, var) in foreign.items():
-        if pos != OUTPUT:
-            add(id(scope), pos, h, var)
+        if pos != OUTPUT and h not in skip:
+            slot = slot_of(h, var)
+            if slot >= 0:
+                at = groups.setdefault(id(scope), {})
+                group = at.get(pos)
+                if group is None:
+                    group = at[pos] = ([], [], [])
+                group[slot].append(var)
 
-    return {
-        scope_id: {
-            pos: [(KILL_TENSOR, v) for v in t]
-            + [(KILL_STORAGE, v) for v in s]
-            + [(KILL_OBJECT, v) for v in o]
-            for pos, (t, s, o) in at.items()
-        }
-        for scope_id, at in groups.items()
-    }
+    return groups

@@ -50,8 +50,9 @@ def _rewrite_scope(scope: Scope, plan: dict, make_kill: ir.KillFactory):
             if pos in new_children:
                 binding = _rebuild_binding(binding, new_children[pos])
             append(binding)
-            for op_name, var in kills.get(pos, ()):
-                append(make_kill(op_name, var, dataflow))
+            group = kills.get(pos)
+            if group is not None:
+                out.extend(make_kill.kills(group, dataflow))
             pos += 1
         blocks.append((ir.make_dataflow_block if dataflow else ir.make_binding_block)(out, None))
     seq = scope.seq

@@ -59,12 +59,21 @@ BETTER_BY_UNIT = {
 }
 
 
+#: Other spellings of the units above.
+UNIT_ALIASES = {"s": "seconds", "sec": "seconds", "B": "bytes"}
+
+
+def canonical_unit(unit: str) -> str:
+    """``"s"`` -> ``"seconds"``, ``"B"`` -> ``"bytes"``; other units unchanged."""
+    return UNIT_ALIASES.get(unit, unit)
+
+
 def better_direction(metric: str, unit: str, extra: dict[str, Any] | None = None) -> str:
     """``"lower"`` or ``"higher"``: which way a change of this metric is an improvement."""
     override = (extra or {}).get("better")
     if override in ("lower", "higher"):
         return override
-    return BETTER_BY_METRIC.get(metric) or BETTER_BY_UNIT.get(unit, "lower")
+    return BETTER_BY_METRIC.get(metric) or BETTER_BY_UNIT.get(canonical_unit(unit), "lower")
 
 
 @dataclass(frozen=True)
@@ -283,6 +292,7 @@ def format_value(value: float | None, unit: str) -> str:
     """A value with a readable unit: 1.2 ms, 3.4 MiB, 1.07x."""
     if value is None:
         return "-"
+    unit = canonical_unit(unit)
     if unit == "seconds":
         for scale, name in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
             if abs(value) >= scale or scale == 1e-9:

@@ -9,12 +9,12 @@ Record names the figures read (from ``benchkill/suites/pass_suite.py`` and ``vm_
 
 - ``pass_time`` (seconds), params ``impl``, ``family``, ``bindings`` (``extra["bindings_actual"]``
   when present);
-- ``vm_peak_bytes`` (bytes), params ``workload``, ``exec_mode``, ``kill``, and
-  ``liveness_bound_bytes`` (bytes), params ``workload``;
+- ``vm_peak_bytes`` and ``liveness_bound_bytes`` (bytes), params ``workload``,
+  ``exec_mode``, ``kill`` (None: no kills) and ``memory_cfg``;
 - memory timelines in ``Record.extra`` of ``vm_peak_bytes`` records: ``static_live_bytes``
-  (bytes live after each binding) and ``measured_bytes`` (bytes allocated after each
-  bytecode instruction, bytecode mode only);
-- ``vm_run_time`` (seconds), params ``workload``, ``exec_mode``, ``kill``.
+  (bytes live after each binding) and ``measured_bytes`` (resident bytes after each VM
+  call, bytecode mode only);
+- ``vm_run_time`` (seconds), same params.
 """
 
 from __future__ import annotations
@@ -125,103 +125,135 @@ def pass_time_scaling(runs: Sequence[Results], out_dir: Path) -> list[Path]:
     return _save(fig, out_dir, "pass_time_scaling")
 
 
-def _grouped_bars(ax: Any, groups: list[str], series: dict[str, dict[str, float]]) -> None:
+def _kill(value: Any) -> str:
+    return "none" if value is None else str(value)
+
+
+def _variant(r: ResultRecord, with_mode: bool = True) -> str:
+    """A VM record's variant: kill, exec mode and (when not the default) allocator."""
+    parts = [f"kill={_kill(r.params.get('kill'))}"]
+    if with_mode:
+        parts.append(str(r.params["exec_mode"]))
+    if r.params.get("memory_cfg", "pooled") != "pooled":
+        parts.append(f"{r.params['memory_cfg']} allocator")
+    return ", ".join(parts)
+
+
+def _grouped_bars(
+    ax: Any, groups: list[str], series: dict[str, dict[str, float]]
+) -> dict[tuple[str, str], tuple[float, float]]:
+    """Bars of each series side by side per group; returns (series, group) -> (x, width)."""
     width = 0.8 / max(len(series), 1)
+    where = {}
     for i, (name, values) in enumerate(sorted(series.items())):
-        xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
-        heights = [values.get(group, 0.0) for group in groups]
-        ax.bar(xs, heights, width=width, label=name)
+        offset = (i - (len(series) - 1) / 2) * width
+        present = [(g, group) for g, group in enumerate(groups) if group in values]
+        ax.bar(
+            [g + offset for g, _ in present],
+            [values[group] for _, group in present],
+            width=width,
+            label=name,
+        )
+        where.update({(name, group): (g + offset, width) for g, group in present})
     ax.set_xticks(range(len(groups)), groups, rotation=20, ha="right")
+    return where
 
 
 def vm_peak_memory(runs: Sequence[Results], out_dir: Path) -> list[Path]:
-    """Peak VM memory per workload for each kill variant and exec mode, beside the bound."""
+    """Peak VM memory per workload for each kill variant and exec mode, each bar with
+    the liveness bound of the same variant."""
     records = _ok(runs[-1], "vm_peak_bytes", ("workload", "kill", "exec_mode"))
     if not records:
         raise Skip("no vm_peak_bytes records with params workload, kill and exec_mode")
     groups = sorted({str(r.params["workload"]) for r in records})
     series: dict[str, dict[str, float]] = defaultdict(dict)
     for r in records:
-        name = f"kill={r.params['kill']}, {r.params['exec_mode']}"
-        series[name][str(r.params["workload"])] = _mib(r.summary.median)
-    fig, (ax,) = _figure(width=max(6.4, 1.2 * len(groups) + 3))
-    _grouped_bars(ax, groups, series)
-    bounds = {
-        str(r.params["workload"]): _mib(r.summary.median)
-        for r in _ok(runs[-1], "liveness_bound_bytes", ("workload",))
-    }
-    marked = [(g, bounds[str(group)]) for g, group in enumerate(groups) if group in bounds]
-    if marked:
-        ax.hlines(
-            [b for _, b in marked],
-            [g - 0.45 for g, _ in marked],
-            [g + 0.45 for g, _ in marked],
-            colors="black",
-            linewidths=2,
-            linestyles="dashed",
-            zorder=3,
-            label="liveness bound",
-        )
+        series[_variant(r)][str(r.params["workload"])] = _mib(r.summary.median)
+    fig, (ax,) = _figure(width=max(6.4, 1.4 * len(groups) + 3))
+    where = _grouped_bars(ax, groups, series)
+    label = "liveness bound"
+    for b in _ok(runs[-1], "liveness_bound_bytes", ("workload", "kill", "exec_mode")):
+        spot = where.get((_variant(b), str(b.params["workload"])))
+        if spot is not None:
+            x, width = spot
+            bound = _mib(b.summary.median)
+            ax.hlines(
+                bound,
+                x - width / 2,
+                x + width / 2,
+                colors="black",
+                linewidths=2,
+                zorder=3,
+                label=label,
+            )
+            label = None
     ax.set_ylabel("peak memory (MiB), median")
-    ax.set_title("VM peak memory by kill variant and exec mode")
+    ax.set_title("VM peak memory per variant (black: liveness bound)")
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(fig, out_dir, "vm_peak_memory")
 
 
 def memory_timeline(runs: Sequence[Results], out_dir: Path) -> list[Path]:
-    """Per workload: static live bytes per binding and the measured bytecode curve,
+    """Per workload: static live bytes per binding and the measured bytecode-mode curve,
     one line per kill variant."""
     records = [
         r
         for r in _ok(runs[-1], "vm_peak_bytes", ("workload", "kill"))
-        if "static_live_bytes" in r.extra or "measured_bytes" in r.extra
+        if r.extra.get("static_live_bytes") or r.extra.get("measured_bytes")
     ]
     if not records:
         raise Skip("no vm_peak_bytes records with static_live_bytes/measured_bytes in extra")
+    # per workload and variant, prefer the bytecode record: only it has a measured curve
+    chosen: dict[str, dict[str, ResultRecord]] = defaultdict(dict)
+    for r in sorted(records, key=lambda r: r.params.get("exec_mode") != "bytecode"):
+        chosen[str(r.params["workload"])].setdefault(_variant(r, with_mode=False), r)
     paths = []
-    by_workload: dict[str, dict[str, ResultRecord]] = defaultdict(dict)
-    for r in records:
-        by_workload[str(r.params["workload"])].setdefault(str(r.params["kill"]), r)
-    for workload, kills in sorted(by_workload.items()):
+    for workload, variants in sorted(chosen.items()):
         fig, (static, measured) = _figure(2)
-        for kill, r in sorted(kills.items()):
-            if "static_live_bytes" in r.extra:
+        for variant, r in sorted(variants.items()):
+            if r.extra.get("static_live_bytes"):
                 static.plot(
                     [_mib(v) for v in r.extra["static_live_bytes"]],
-                    label=f"kill={kill}",
+                    label=variant,
                     drawstyle="steps-post",
                 )
-            if "measured_bytes" in r.extra:
-                measured.plot(
-                    [_mib(v) for v in r.extra["measured_bytes"]],
-                    label=f"kill={kill}",
-                    drawstyle="steps-post",
-                )
+            curve = r.extra.get("measured_bytes") or []
+            if curve:
+                low = min(curve)
+                measured.plot([_mib(v - low) for v in curve], label=variant, drawstyle="steps-post")
         static.set_xlabel("binding")
+        static.set_ylabel("live tensor bytes (MiB)")
         static.set_title(f"{workload}: static live bytes")
-        measured.set_xlabel("bytecode instruction")
-        measured.set_title(f"{workload}: measured (bytecode mode)")
+        measured.set_xlabel("VM call")
+        measured.set_ylabel("resident memory above the run's lowest (MiB)")
+        measured.set_title(f"{workload}: measured, bytecode mode")
         for ax in (static, measured):
-            ax.set_ylabel("MiB")
             if ax.lines:
                 ax.legend(fontsize="small")
+            else:
+                ax.text(0.5, 0.5, "not measured", ha="center", transform=ax.transAxes)
         paths += _save(fig, out_dir, f"memory_timeline_{_slug(workload)}")
     return paths
 
 
 def run_time_modes(runs: Sequence[Results], out_dir: Path) -> list[Path]:
-    """VM run time per workload, bytecode vs compiled, for each kill variant."""
+    """VM run time per workload and kill variant: bytecode vs compiled side by side."""
     records = _ok(runs[-1], "vm_run_time", ("workload", "exec_mode"))
     if not records:
         raise Skip("no vm_run_time records with params workload and exec_mode")
-    groups = sorted({str(r.params["workload"]) for r in records})
+
+    def group(r: ResultRecord) -> str:
+        return f"{r.params['workload']}, kill={_kill(r.params.get('kill'))}"
+
+    def mode(r: ResultRecord) -> str:
+        cfg = r.params.get("memory_cfg", "pooled")
+        return str(r.params["exec_mode"]) + ("" if cfg == "pooled" else f", {cfg} allocator")
+
+    groups = sorted({group(r) for r in records})
     series: dict[str, dict[str, float]] = defaultdict(dict)
     for r in records:
-        name = f"{r.params['exec_mode']}" + (
-            f", kill={r.params['kill']}" if "kill" in r.params else ""
-        )
-        series[name][str(r.params["workload"])] = r.summary.median * 1e3
-    fig, (ax,) = _figure(width=max(6.4, 1.2 * len(groups) + 3))
+        series[mode(r)][group(r)] = r.summary.median * 1e3
+    fig, (ax,) = _figure(width=max(6.4, 0.9 * len(groups) + 3))
     _grouped_bars(ax, groups, series)
     ax.set_ylabel("run time (ms), median")
     ax.set_title("VM run time: bytecode vs compiled")

@@ -162,6 +162,7 @@ def test_direction_table():
     assert better_direction("peak_over_bound", "ratio") == "lower"
     assert better_direction("anything", "ratio") == "higher"
     assert better_direction("mystery", "widgets") == "lower"
+    assert better_direction("vm_run_time", "s") == "lower"
     assert better_direction("pass_time", "seconds", {"better": "higher"}) == "higher"
 
 
@@ -257,6 +258,7 @@ def test_json_form_is_strict_json():
 def test_format_value():
     assert format_value(1.5e-3, "seconds") == "1.5 ms"
     assert format_value(2.5, "seconds") == "2.5 s"
+    assert format_value(2.5e-3, "s") == "2.5 ms"
     assert format_value(3 * 2**20, "bytes") == "3 MiB"
     assert format_value(512, "bytes") == "512 B"
     assert format_value(1.234, "ratio") == "1.23x"

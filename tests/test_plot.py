@@ -52,21 +52,24 @@ def pass_records(scale=1.0, families=("chain", "diamond")):
 
 
 def vm_records(workloads=("mlp", "conv"), peak_scale=1):
+    """Records as the vm suite writes them (params, units "s" and "bytes", timelines)."""
     out = []
     for workload in workloads:
-        out.append(rec("vm", "liveness_bound_bytes", "bytes", {"workload": workload}, [8 * MiB]))
-        for kill in ("none", "tvm", "benchkill"):
+        for kill in (None, "tvm", "benchkill"):
             for mode in ("bytecode", "compiled"):
-                params = {"workload": workload, "kill": kill, "exec_mode": mode}
-                peak = (20 if kill == "none" else 10) * MiB * peak_scale
-                extra = {}
+                params = {
+                    "workload": workload,
+                    "exec_mode": mode,
+                    "memory_cfg": "pooled",
+                    "kill": kill,
+                }
+                peak = (20 if kill is None else 10) * MiB * peak_scale
+                extra = {"static_live_bytes": [1 * MiB, 3 * MiB, 2 * MiB], "measured_bytes": []}
                 if mode == "bytecode":
-                    extra = {
-                        "static_live_bytes": [1 * MiB, 3 * MiB, 2 * MiB],
-                        "measured_bytes": [0, 1 * MiB, 4 * MiB, 2 * MiB],
-                    }
+                    extra["measured_bytes"] = [300 * MiB, 301 * MiB, 304 * MiB, 302 * MiB]
                 out.append(rec("vm", "vm_peak_bytes", "bytes", params, [peak] * 3, extra))
-                out.append(rec("vm", "vm_run_time", "seconds", params, [1e-3, 1.1e-3, 1.2e-3]))
+                out.append(rec("vm", "liveness_bound_bytes", "bytes", params, [peak * 0.8]))
+                out.append(rec("vm", "vm_run_time", "s", params, [1e-3, 1.1e-3, 1.2e-3]))
     return out
 
 
@@ -103,7 +106,11 @@ def test_all_figures_from_one_run(tmp_path):
     # time = c * n gives slope 1, time = c * n^2 gives slope 2
     assert "benchkill (slope 1.00)" in legend and "naive (slope 2.00)" in legend
     assert "liveness bound" in svg_text(tmp_path / "vm_peak_memory.svg")
-    assert "kill=benchkill" in svg_text(tmp_path / "memory_timeline_mlp.svg")
+    timeline = svg_text(tmp_path / "memory_timeline_mlp.svg")
+    assert "kill=benchkill" in timeline and "kill=none" in timeline
+    assert "not measured" not in timeline  # the bytecode record, with its curve, was chosen
+    assert "kill=none, compiled" in svg_text(tmp_path / "vm_peak_memory.svg")
+    assert "mlp, kill=tvm" in svg_text(tmp_path / "vm_run_time.svg")
 
 
 def test_figures_without_records_are_skipped_with_notes(tmp_path):

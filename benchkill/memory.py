@@ -20,8 +20,9 @@ buffers in its heap and reuses them, and the naive allocator's peak (or the pool
 allocator's after its pool is cleared) would be hidden by memory left over from an
 earlier run.  The VM's pooled allocator keeps freed buffers in a pool and hands them
 out again for a request of the same page-rounded size, so its resident peak is the
-pool's high-water mark: the largest total the program held at once, which is exactly
-what kills lower.  The calibration test checks the method against known allocations.
+pool's high-water mark: the largest total the program held at once when its buffers
+have one size, which is exactly what kills lower (see ``pooled_bytes`` below for mixed
+sizes).  The calibration test checks the method against known allocations.
 
 Static liveness bound
 ---------------------
@@ -35,15 +36,20 @@ and when:
   reference, as CodeGenVM's ``vm.builtin.copy`` does), and so does the merge register
   of an ``If``; a register lets go of its value at ``kill_tensor``, ``kill_storage`` or
   ``kill_object`` of its variable, or when its function returns;
-* a call of a Relax function runs the callee in a new frame; its result is also held
-  by the VM's return slot (``return_value_``) until the next function returns;
+* a call of a Relax function runs the callee in a new frame; in bytecode mode its
+  result is also held by the VM's return slot (``return_value_``) until the next
+  function returns, so a killed result can outlive its kill (the compiled VM has no
+  such slot: ``return_slot=False``);
 * the inputs belong to the caller and are not counted; constants are loaded with the
   executable and not counted; buffers allocated inside kernels and by packed functions
   are not seen (a packed call's result is taken to share its arguments' memory).
 
 The liveness peak is the largest total of live block bytes at any point of the run,
 taken over every path through ``If`` branches: the least memory the kills in the module
-allow.  The live-bytes curve gives the total after each binding of each frame.
+allow.  The live-bytes curve gives the total after each binding of each frame.  The
+same execution also replays the pooled allocator (a freed buffer is reused only for a
+request of the same page-rounded size), whose total is ``pooled_bytes``: what the VM
+with ``memory_cfg="pooled"`` should measure when buffer sizes differ.
 """
 
 from __future__ import annotations

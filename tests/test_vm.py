@@ -99,6 +99,35 @@ def test_naive_allocator_peak_meets_the_bound_too():
     assert abs(r.peak_bytes / _bound("tvm") - 1) <= 0.05
 
 
+def _return_slot_module():
+    """main: three calls of ``fresh`` whose results are summed and then killed."""
+    from tvm import relax
+
+    n = MiB  # float32: 4 MiB tensors
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((n,), "float32"))
+    with bb.function("fresh", [x]):
+        bb.emit_func_output(bb.emit(relax.op.add(x, relax.const(1.0, "float32"))))
+    fresh = bb.get().get_global_var("fresh")
+    x = relax.Var("x", relax.TensorType((n,), "float32"))
+    with bb.function("main", [x]):
+        sums = [bb.emit(relax.op.sum(bb.emit(relax.Call(fresh, [x])))) for _ in range(3)]
+        bb.emit_func_output(relax.Tuple(sums))
+    return bb.get(), np.ones(n, "float32")
+
+
+def test_return_slot_pins_a_killed_result_in_bytecode_mode_only():
+    mod, x = _return_slot_module()
+    slot = estimate_memory(mod, kill="tvm", return_slot=True).liveness_peak_bytes
+    no_slot = estimate_memory(mod, kill="tvm", return_slot=False).liveness_peak_bytes
+    assert slot // MiB == 8 and no_slot // MiB == 4  # plus the 4-byte sums
+    for mode, bound in (("bytecode", slot), ("compiled", no_slot)):
+        r = measure_vm(mod, [x], kill="tvm", exec_mode=mode, repeat=1, peak_repeat=1)
+        assert r.ok, r.error
+        assert abs(r.peak_bytes / bound - 1) <= 0.05, (mode, r.peak_bytes, bound)
+        np.testing.assert_allclose([o.item() for o in r.outputs], [2.0 * x.size] * 3)
+
+
 @I.ir_module
 class Grow:
     @R.function
@@ -221,3 +250,34 @@ class WithTensorConstant:
 def test_tensor_constants_are_refused():
     with pytest.raises(BenchkillError, match="tensor constant"):
         module_text(WithTensorConstant)
+
+
+def _rec(workload, mode, kill, metric, samples, cfg="pooled", status=OK):
+    from benchkill.suites.base import Record
+
+    params = {"workload": workload, "exec_mode": mode, "memory_cfg": cfg, "kill": kill}
+    return Record("vm", workload, params, metric, "", tuple(samples), status)
+
+
+def test_target_figures_are_ratios_of_medians():
+    records = [
+        _rec("w", "bytecode", None, "vm_peak_bytes", [400 * MiB, 400 * MiB, 401 * MiB]),
+        _rec("w", "bytecode", "benchkill", "vm_peak_bytes", [48 * MiB, 50 * MiB, 49 * MiB]),
+        _rec("w", "bytecode", "benchkill", "liveness_bound_bytes", [48 * MiB]),
+        _rec("w", "bytecode", "tvm", "vm_peak_bytes", [49 * MiB]),
+        _rec("w", "bytecode", "beyond", "vm_peak_bytes", [7 * MiB], status="failed"),
+        _rec("w", "bytecode", None, "vm_run_time", [2.0, 4.0, 3.0]),
+        _rec("w", "bytecode", "benchkill", "vm_run_time", [1.5, 1.5]),
+        _rec("w", "compiled", "benchkill", "vm_run_time", [0.75]),
+        _rec("tiny", "bytecode", None, "vm_peak_bytes", [1000]),
+        _rec("tiny", "bytecode", "benchkill", "vm_peak_bytes", [10]),
+    ]
+    rows = {(r["workload"], r["exec_mode"]): r for r in vm_suite.target_figures(records)}
+    row = rows[("w", "bytecode")]
+    assert row["peak_over_bound"] == pytest.approx(49 / 48)
+    assert row["none_over_kills"] == pytest.approx(400 / 49)
+    assert row["benchkill_over_tvm"] == pytest.approx(1.0)
+    assert "beyond_over_tvm" not in row  # the beyond record failed
+    assert row["kill_time_ratio"] == pytest.approx(1.5 / 3.0)
+    assert rows[("w", "compiled")]["compiled_over_bytecode"] == pytest.approx(0.5)
+    assert "none_over_kills" not in rows[("tiny", "bytecode")]  # below the resolution

@@ -252,3 +252,67 @@ def _calibration(spec: CaseSpec) -> list[Record]:
             extra={"allocated_bytes": nbytes},
         )
     ]
+
+
+# --- the issue's target figures -------------------------------------------------
+
+#: Targets of the issue: peak with kills / liveness bound at most this (chains) ...
+TARGET_PEAK_OVER_BOUND = 1.10
+#: ... and peak without kills / peak with kills at least this (chains).
+TARGET_NONE_OVER_KILLS = 6.0
+#: Peaks below this are within the measurement's slack: no ratio is made of them.
+RESOLUTION_BYTES = 1 << 20
+
+
+def target_figures(records: Sequence[Any]) -> list[dict[str, Any]]:
+    """The issue's figures per workload, exec mode and allocator, from vm records.
+
+    Each row has ``workload``, ``exec_mode``, ``memory_cfg`` and, where the records allow:
+    ``peak_over_bound`` (benchkill's peak / its liveness bound), ``none_over_kills``
+    (peak without kills / benchkill's), ``benchkill_over_tvm`` and ``beyond_over_tvm``
+    (peaks), ``kill_time_ratio`` (benchkill's median run time / no kills'), and
+    ``compiled_over_bytecode`` (benchkill's median run time, compiled / bytecode, on
+    the compiled row).  ``records`` are Records or stored ResultRecords; failed ones
+    are skipped, and so are ratios of peaks both under :data:`RESOLUTION_BYTES`.
+    """
+    import statistics
+
+    value: dict[tuple[Any, ...], float] = {}
+    groups: set[tuple[str, str, str]] = set()
+    for r in records:
+        if r.suite != NAME or r.status != OK or not r.samples or "workload" not in r.params:
+            continue
+        p = r.params
+        group = (p["workload"], p["exec_mode"], p["memory_cfg"])
+        groups.add(group)
+        value[(group, p.get("kill"), r.metric)] = statistics.median(r.samples)
+
+    def ratio(group: tuple[str, str, str], a: tuple[Any, str], b: tuple[Any, str]) -> Any:
+        top, bottom = value.get((group, *a)), value.get((group, *b))
+        if top is None or not bottom:
+            return None
+        if "bytes" in a[1] and max(top, bottom) < RESOLUTION_BYTES:
+            return None  # both below what the peak measurement resolves
+        return top / bottom
+
+    rows = []
+    for group in sorted(groups):
+        workload, exec_mode, memory_cfg = group
+        peak, run = "vm_peak_bytes", "vm_run_time"
+        figures = {
+            "peak_over_bound": ratio(
+                group, ("benchkill", peak), ("benchkill", "liveness_bound_bytes")
+            ),
+            "none_over_kills": ratio(group, (None, peak), ("benchkill", peak)),
+            "benchkill_over_tvm": ratio(group, ("benchkill", peak), ("tvm", peak)),
+            "beyond_over_tvm": ratio(group, ("beyond", peak), ("tvm", peak)),
+            "kill_time_ratio": ratio(group, ("benchkill", run), (None, run)),
+        }
+        bytecode = value.get(((workload, "bytecode", memory_cfg), "benchkill", run))
+        compiled = value.get((group, "benchkill", run))
+        if exec_mode == "compiled" and bytecode and compiled is not None:
+            figures["compiled_over_bytecode"] = compiled / bytecode
+        row = {"workload": workload, "exec_mode": exec_mode, "memory_cfg": memory_cfg}
+        row.update({k: v for k, v in figures.items() if v is not None})
+        rows.append(row)
+    return rows

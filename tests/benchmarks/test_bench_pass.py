@@ -1,0 +1,55 @@
+"""pytest-benchmark timings of KillAfterLastUse: benchkill's pass against TVM's C++ pass.
+
+Not part of the default test run (pyproject's addopts ignore this directory); run with
+
+    python -m pytest tests/benchmarks --override-ini addopts= --benchmark-only
+
+Each generated module is a group (``chain-3000`` ...), so the tables of a run and of
+``--benchmark-compare`` show the two implementations on the same module side by side.
+Every timed output is checked against TVM's output on the same module.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pytest
+import tvm
+from tvm import relax
+
+import benchkill
+from benchkill.generate import count_bindings, generate, ops_for_bindings
+
+FAMILIES = ("chain", "mixed")
+SIZES = (3_000, 30_000)
+SEED = 0
+#: Timed calls per test after one warm-up call (a 30k-binding module takes seconds).
+ROUNDS = 5
+
+PASSES = {
+    "benchkill": benchkill.KillAfterLastUse,
+    "tvm": relax.transform.KillAfterLastUse,
+}
+
+
+@lru_cache(maxsize=1)
+def _module(family: str, bindings: int) -> tvm.IRModule:
+    return generate(family, ops_for_bindings(family, bindings), SEED)
+
+
+@lru_cache(maxsize=1)
+def _tvm_output(family: str, bindings: int) -> tvm.IRModule:
+    return relax.transform.KillAfterLastUse()(_module(family, bindings))
+
+
+@pytest.mark.benchmark
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("bindings", SIZES)
+@pytest.mark.parametrize("impl", sorted(PASSES))
+def test_kill_after_last_use(benchmark, family: str, bindings: int, impl: str) -> None:
+    mod = _module(family, bindings)
+    kill = PASSES[impl]()
+    benchmark.group = f"{family}-{bindings}"
+    benchmark.extra_info.update(family=family, bindings=count_bindings(mod), seed=SEED)
+    out = benchmark.pedantic(kill, args=(mod,), rounds=ROUNDS, iterations=1, warmup_rounds=1)
+    tvm.ir.assert_structural_equal(out, _tvm_output(family, bindings), map_free_vars=True)

@@ -81,6 +81,8 @@ def cases(quick: bool) -> list[CaseSpec]:
 
 
 def run_case(spec: CaseSpec) -> list[Record]:
+    """Measure one case: its workload with each kill variant (``params["kills"]`` may
+    narrow them, ``params["repeat"]`` set the timed runs), or the calibration."""
     if spec.name == "calibration":
         return _calibration(spec)
     params = dict(spec.params)

@@ -1,8 +1,8 @@
 """Figures of benchmark results, written as PNG and SVG files (never shown on screen).
 
-Each figure reads the records it needs from the newest run (``history`` reads all runs);
-when those records are absent the figure is skipped with a note, so a run of one suite
-still plots what it has.  Figures are drawn on ``matplotlib.figure.Figure`` with the Agg
+Each figure reads the records it needs from the newest run that has them (``history``
+reads all runs); when those records are absent the figure is skipped with a note, so a
+run of one suite still plots what it has.  Figures are drawn on ``matplotlib.figure.Figure`` with the Agg
 canvas: no pyplot state, no window, safe in tests and on headless machines.
 
 Record names the figures read (from ``benchkill/suites/pass_suite.py`` and ``vm_suite.py``):
@@ -77,6 +77,15 @@ def _ok(run: Results, metric: str, needs: Sequence[str] = ()) -> list[ResultReco
     ]
 
 
+def _newest(runs: Sequence[Results], metric: str) -> Results:
+    """The newest run with OK records of ``metric`` (runs are sorted by start time), so
+    that a pass run and a later vm run given together each give their figures."""
+    for run in reversed(runs):
+        if _ok(run, metric):
+            return run
+    return runs[-1]
+
+
 def _mib(value: float) -> float:
     return value / 2**20
 
@@ -91,7 +100,7 @@ def _bindings(r: ResultRecord) -> float:
 
 def pass_time_scaling(runs: Sequence[Results], out_dir: Path) -> list[Path]:
     """Pass time vs bindings, log-log, one line per implementation with its fitted slope."""
-    records = _ok(runs[-1], "pass_time", ("impl", "bindings"))
+    records = _ok(_newest(runs, "pass_time"), "pass_time", ("impl", "bindings"))
     if not records:
         raise Skip("no pass_time records with params impl and bindings")
     by_family: dict[str, dict[str, list[ResultRecord]]] = defaultdict(lambda: defaultdict(list))
@@ -162,7 +171,8 @@ def _grouped_bars(
 def vm_peak_memory(runs: Sequence[Results], out_dir: Path) -> list[Path]:
     """Peak VM memory per workload for each kill variant and exec mode, each bar with
     the liveness bound of the same variant."""
-    records = _ok(runs[-1], "vm_peak_bytes", ("workload", "kill", "exec_mode"))
+    run = _newest(runs, "vm_peak_bytes")
+    records = _ok(run, "vm_peak_bytes", ("workload", "kill", "exec_mode"))
     if not records:
         raise Skip("no vm_peak_bytes records with params workload, kill and exec_mode")
     groups = sorted({str(r.params["workload"]) for r in records})
@@ -172,7 +182,7 @@ def vm_peak_memory(runs: Sequence[Results], out_dir: Path) -> list[Path]:
     fig, (ax,) = _figure(width=max(6.4, 1.4 * len(groups) + 3))
     where = _grouped_bars(ax, groups, series)
     label = "liveness bound"
-    for b in _ok(runs[-1], "liveness_bound_bytes", ("workload", "kill", "exec_mode")):
+    for b in _ok(run, "liveness_bound_bytes", ("workload", "kill", "exec_mode")):
         spot = where.get((_variant(b), str(b.params["workload"])))
         if spot is not None:
             x, width = spot
@@ -198,7 +208,7 @@ def memory_timeline(runs: Sequence[Results], out_dir: Path) -> list[Path]:
     one line per kill variant."""
     records = [
         r
-        for r in _ok(runs[-1], "vm_peak_bytes", ("workload", "kill"))
+        for r in _ok(_newest(runs, "vm_peak_bytes"), "vm_peak_bytes", ("workload", "kill"))
         if r.extra.get("static_live_bytes") or r.extra.get("measured_bytes")
     ]
     if not records:
@@ -238,7 +248,7 @@ def memory_timeline(runs: Sequence[Results], out_dir: Path) -> list[Path]:
 
 def run_time_modes(runs: Sequence[Results], out_dir: Path) -> list[Path]:
     """VM run time per workload and kill variant: bytecode vs compiled side by side."""
-    records = _ok(runs[-1], "vm_run_time", ("workload", "exec_mode"))
+    records = _ok(_newest(runs, "vm_run_time"), "vm_run_time", ("workload", "exec_mode"))
     if not records:
         raise Skip("no vm_run_time records with params workload and exec_mode")
 

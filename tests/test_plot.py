@@ -120,6 +120,14 @@ def test_figures_without_records_are_skipped_with_notes(tmp_path):
     assert any("vm_peak_bytes" in n for n in output.notes)
 
 
+def test_a_pass_run_and_a_later_vm_run_give_both_figures(tmp_path):
+    pass_run = run_of(pass_records(families=("chain",)), "2025-01-01T00:00:00+00:00")
+    vm_run = run_of(vm_records(("mlp",)), "2025-01-02T00:00:00+00:00")
+    output = plot_results([pass_run, vm_run], tmp_path)
+    stems = {p.stem for p in output.paths}
+    assert {"pass_time_scaling", "vm_peak_memory", "vm_run_time"} <= stems
+
+
 def test_history_of_several_runs(tmp_path):
     runs = [
         run_of(pass_records(1.0 + i / 10, ("chain",)), started=f"2025-01-0{i + 1}T00:00:00+00:00")

@@ -89,6 +89,9 @@ class _Atoms:
         self.void = tvm.ir.TupleType([])
         self.pair = tvm.ir.TupleType([self.tensor, self.any])
         self.shape_ty = self.shape4.ty
+        self.loose = relax.TensorType(None, "float32", ndim=1)
+        self.n = tvm.tirx.Var("n", "int64")
+        self.symbolic = relax.TensorType(relax.ShapeExpr([self.n]), "float32")
         self.int64 = tvm.ir.PrimType("int64")
         self.storage_bytes = relax.ShapeExpr([i64(16)])
         self.global_scope = tvm.ir.StringImm("global")
@@ -124,10 +127,12 @@ TENSOR, STORAGE, OBJECT, PAIR, LITERAL, SHAPE, PRIM, NULL, CONST, BOOL, STRING, 
     "tensor", "storage", "object", "pair", "literal", "shape", "prim", "null", "const",
     "bool", "string", "void",
 )
+LOOSE = "loose"  # a tensor of another type: R.Tensor(ndim=1) or R.Tensor((n,)) after match_cast
 #: kinds an extern call or a tuple literal may take as an argument
-_ANY_ARG = (TENSOR, STORAGE, OBJECT, PAIR, LITERAL, SHAPE, PRIM, NULL, CONST, BOOL, STRING)
+_ANY_ARG = (TENSOR, STORAGE, OBJECT, PAIR, LITERAL, SHAPE, PRIM, NULL, CONST, BOOL, STRING,
+            LOOSE)
 #: kinds that hold a VM register (a kill of them is legal)
-_KILLABLE = (TENSOR, STORAGE, OBJECT, PAIR, LITERAL, BOOL)
+_KILLABLE = (TENSOR, STORAGE, OBJECT, PAIR, LITERAL, BOOL, LOOSE)
 
 #: Statements, simplest first (hypothesis shrinks towards the start of the list).
 _STATEMENTS = (
@@ -157,13 +162,27 @@ class _Value:
         self.exposes = frozenset(exposes)
 
 
+@st.composite
+def _statement(draw, program: _Program) -> bool:
+    """One statement of ``program`` drawn with this span's ``draw``; False: stop here."""
+    if draw(st.integers(0, 9)) == 0:
+        return False
+    outer, program.draw = program.draw, draw
+    try:
+        getattr(program, "stmt_" + draw(st.sampled_from(_STATEMENTS)))()
+    finally:
+        program.draw = outer
+    return True
+
+
 class _Program:
     """Draws one lowered function, statement by statement, with a hypothesis ``draw``."""
 
-    def __init__(self, draw, max_statements: int, max_depth: int, string_vars: bool,
-                 split_blocks: bool):
+    def __init__(self, draw, max_statements: int, max_depth: int, string_vars: bool = False,
+                 split_blocks: bool = False, branch_kills: bool = False):
         self.draw = draw
         self.split_blocks = split_blocks
+        self.branch_kills = branch_kills
         self.a = _atoms()
         self.budget = max_statements
         self.max_depth = max_depth
@@ -216,24 +235,27 @@ class _Program:
         for var, kind in zip(params, (TENSOR, OBJECT, BOOL, PRIM)):
             self.values.append(_Value(var, kind, param=True))
         self.scopes.append([])
-        self.statements(self.draw(st.integers(1, max(1, self.budget))))
+        self.statements(self.budget)
         result = self.result(top=True)
         body = self.close(result)
         attrs = tvm.ir.DictAttrs({"global_symbol": "main", "relax.force_pure": True})
         return _rx_ffi.Function(params, body, result.ty, True, attrs, None)
 
-    def statements(self, n: int) -> None:
-        for _ in range(n):
-            if self.budget <= 0:
+    def statements(self, limit: int) -> None:
+        """Up to ``limit`` statements; each is one hypothesis span (a "go on?" draw and the
+        statement's own draws), so the shrinker can delete statements one by one."""
+        for _ in range(limit):
+            if self.budget <= 0 or not self.draw(_statement(self)):
                 return
             self.budget -= 1
-            getattr(self, "stmt_" + self.draw(st.sampled_from(_STATEMENTS)))()
 
     def close(self, result) -> relax.SeqExpr:
         bindings = self.scopes.pop()
         # one or two binding blocks (the pass keeps kills in the block of their binding)
         split = self.draw(st.integers(0, len(bindings))) if bindings and self.split_blocks else 0
-        if split in (0, len(bindings)):
+        if not bindings:
+            blocks = []  # as TVMScript parses an empty scope
+        elif split in (0, len(bindings)):
             blocks = [_rx_ffi.BindingBlock(bindings, None)]
         else:
             blocks = [_rx_ffi.BindingBlock(bindings[:split], None),
@@ -266,8 +288,8 @@ class _Program:
     def extern_call(self, kind: str) -> _Value:
         a = self.a
         args = []
-        for _ in range(self.draw(st.integers(0, 3))):
-            picked = self.pick(_ANY_ARG)
+        for i in range(self.draw(st.integers(0, 3))):
+            picked = self.pick(_KILLABLE if i == 0 else _ANY_ARG)  # objects get read too
             if picked is not None:
                 args.append(picked.var)
         inline = self.draw(st.sampled_from((None, "str", "prim", "shape", "dtype")))
@@ -320,13 +342,27 @@ class _Program:
 
     def stmt_match_cast(self) -> None:
         a = self.a
-        if self.draw(st.booleans()):  # refine an object: a new register, not an alias
+        how = self.draw(st.sampled_from(("refine", "same", "loose", "symbolic")))
+        if how == "symbolic" and self.depth() > 0:
+            how = "loose"  # a symbolic variable is defined at the top level only
+        if how == "refine":  # an object as a tensor: a new register, not an alias
             picked = self.pick((OBJECT,))
             if picked is None:
                 return
             var = _ir_ffi.Var(self.name("m"), a.tensor, None)
             self.scopes[-1].append(_rx_ffi.MatchCast(var, picked.var, a.tensor, None))
             self.define(var, TENSOR)
+        elif how in ("loose", "symbolic"):  # another type: kept by CanonicalizeBindings
+            # Symbolic only from an object: from a float32[4] tensor CanonicalizeBindings
+            # infers n = 4, makes the match_cast trivial and turns a kill of its result
+            # into a kill of the source (see tests/test_fuzz.py).
+            picked = self.pick((TENSOR, OBJECT) if how == "loose" else (OBJECT,))
+            if picked is None:
+                return
+            ty = a.loose if how == "loose" else a.symbolic
+            var = _ir_ffi.Var(self.name("m"), ty, None)
+            self.scopes[-1].append(_rx_ffi.MatchCast(var, picked.var, ty, None))
+            self.define(var, LOOSE)
         else:  # to its own type: an alias
             picked = self.pick((TENSOR, OBJECT, STORAGE))
             if picked is None:
@@ -339,7 +375,8 @@ class _Program:
     def stmt_tuple(self) -> None:
         fields = []
         for _ in range(self.draw(st.integers(1, 3))):
-            picked = self.pick((TENSOR, OBJECT, STORAGE, CONST, NULL, SHAPE, PRIM, PAIR))
+            # no PrimType field: TVMScript cannot parse R.Tuple(T.bool) back inside a module
+            picked = self.pick((TENSOR, OBJECT, STORAGE, CONST, NULL, SHAPE, PAIR, LOOSE))
             if picked is not None:
                 fields.append(picked)
         if fields:
@@ -386,15 +423,18 @@ class _Program:
         self.bind(NULL, a.any, self.call(a.any, a.null_value, []), "n")
 
     def stmt_kill(self) -> None:
-        """A pre-existing kill of a value of this scope that nothing reads any more."""
+        """A pre-existing kill of a value of this scope that nothing reads any more (with
+        ``branch_kills``, also of an outer value, which then is dead after the If)."""
         depth = self.depth()
-        pool = [v for v in self.usable(_KILLABLE) if v.root.depth == depth and not v.root.param]
+        pool = [v for v in self.usable(_KILLABLE) if not v.root.param
+                and (v.root.depth == depth or self.branch_kills)]
         if not pool:
             return
         victim = pool[self.draw(st.integers(0, len(pool) - 1))]
         a = self.a
         root_kind = victim.root.kind
-        op = {TENSOR: a.kill_tensor, BOOL: a.kill_tensor, STORAGE: a.kill_storage}.get(
+        op = {TENSOR: a.kill_tensor, BOOL: a.kill_tensor, LOOSE: a.kill_tensor,
+              STORAGE: a.kill_storage}.get(
             root_kind, a.kill_object)
         self.bind(VOID, a.void, self.call(a.void, op, [victim.var]), "_")
         self.killed.add(victim.root.serial)
@@ -410,7 +450,7 @@ class _Program:
         for _ in range(2):
             mark = len(self.values)
             self.scopes.append([])
-            self.statements(self.draw(st.integers(0, 4)))
+            self.statements(4)
             branches.append(self.close(self.result(top=False)))
             del self.values[mark:]
         node = _rx_ffi.If(cond.var, branches[0], branches[1], None)
@@ -418,17 +458,29 @@ class _Program:
         self.bind(TENSOR, a.tensor, node, "r")
 
 
+#: Generator options that reach known failures of the properties, off by default.
+KNOWN_FAILURES = {
+    "string_vars": "bind R.str values to variables: TVM's pass kills them (no VM register), "
+    "both VM code generators then fail",
+    "split_blocks": "split scopes into two adjacent binding blocks: TVM's pass merges them, "
+    "benchkill's keeps them apart",
+    "branch_kills": "pre-existing kills of outer values inside an If branch: both passes then "
+    "kill the value on no other path (missed kills, also in tvm_compatible=False mode)",
+}
+
+
 @st.composite
-def lowered_modules(draw, max_statements: int = 30, max_depth: int = 3,
-                    string_vars: bool = False, split_blocks: bool = False) -> tvm.IRModule:
+def lowered_modules(draw, max_statements: int = 30, max_depth: int = 3, **options: bool
+                    ) -> tvm.IRModule:
     """A hypothesis strategy: IRModules whose ``main`` is a random lowered function.
 
-    Two options draw inputs on which the properties are known to fail (see the tests):
-    ``string_vars`` binds ``R.str`` values to variables, which TVM's pass kills (a crash
-    in both VM code generators); ``split_blocks`` splits scopes into two adjacent binding
-    blocks, which TVM's pass merges into one and benchkill's keeps apart.
+    ``options`` (all False by default) draw inputs on which the properties are known to
+    fail; see :data:`KNOWN_FAILURES` and the tests.
     """
-    main = _Program(draw, max_statements, max_depth, string_vars, split_blocks).function()
+    unknown = set(options) - set(KNOWN_FAILURES)
+    if unknown:
+        raise BenchkillError(f"unknown generator options: {', '.join(sorted(unknown))}")
+    main = _Program(draw, max_statements, max_depth, **options).function()
     a = _atoms()
     main_gv = tvm.ir.GlobalVar("main")
     _rx_ffi.UpdateType(main_gv, main.ty)
@@ -681,12 +733,13 @@ class CampaignResult:
 
 
 def run_campaign(examples: int, seed_value: int = 0, max_statements: int = 30,
-                 buildable: int = 0) -> CampaignResult:
+                 buildable: int = 0, **options: bool) -> CampaignResult:
     """Check :func:`check_example` on ``examples`` drawn lowered modules, then
     :func:`check_vm_equivalence_in_child` on ``buildable`` drawn high-level programs.
 
     hypothesis runs without a database, seeded by ``seed_value``; on a failure it shrinks
-    the example, and the result holds the minimal one as TVMScript.
+    the example, and the result holds the minimal one as TVMScript.  ``options`` are those
+    of :func:`lowered_modules` (:data:`KNOWN_FAILURES`).
     """
     for name, value, low in (("examples", examples, 1), ("buildable", buildable, 0),
                              ("max_statements", max_statements, 1)):
@@ -706,7 +759,8 @@ def run_campaign(examples: int, seed_value: int = 0, max_statements: int = 30,
         check_vm_equivalence_in_child(mod, inputs)
 
     failure, reproducer = _hypothesis_run(
-        lowered_modules(max_statements=max_statements), structural, examples, seed_value,
+        lowered_modules(max_statements=max_statements, **options), structural, examples,
+        seed_value,
         lambda mod: mod.script())
     if failure is None and buildable:
         failure, reproducer = _hypothesis_run(

@@ -600,15 +600,16 @@ def _short(expr: object, limit: int = 80) -> str:
         text = expr.name
     elif isinstance(expr, relax.Call):
         op = expr.op
+        args = [_short(a, 20) for a in expr.args]
         if isinstance(op, tvm.ir.Op):
             callee = "R." + op.name.removeprefix("relax.")
         elif isinstance(op, relax.ExternFunc):
-            callee = f'R.call_packed "{op.global_symbol}"'
+            callee, args = "R.call_packed", [repr(str(op.global_symbol)), *args]
         elif isinstance(op, tvm.ir.GlobalVar):
             callee = op.name_hint
         else:
             callee = _short(op)
-        text = f"{callee}({', '.join(_short(a, 20) for a in expr.args)})"
+        text = f"{callee}({', '.join(args)})"
     elif isinstance(expr, relax.Tuple):
         text = f"({', '.join(_short(f, 20) for f in expr.fields)})"
     elif isinstance(expr, relax.TupleGetItem):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import BenchkillError
+from ..fuzz import KNOWN_FAILURES
 
 
 def _positive(text: str) -> int:
@@ -34,6 +35,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--buildable", type=_positive, default=0,
                    help="high-level programs to build and run with each kill variant in both "
                    "exec modes (seconds each; default 0)")
+    for option, text in KNOWN_FAILURES.items():
+        p.add_argument("--" + option.replace("_", "-"), action="store_true",
+                       help=f"reach a known failure: {text}")
     p.set_defaults(func=run)
 
 
@@ -42,8 +46,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.examples < 1:
         raise BenchkillError("--examples must be at least 1")
+    options = {option: getattr(args, option) for option in KNOWN_FAILURES}
     result = run_campaign(args.examples, seed_value=args.seed,
-                          max_statements=max(1, args.max_statements), buildable=args.buildable)
+                          max_statements=max(1, args.max_statements), buildable=args.buildable,
+                          **options)
     ran = f"{result.examples} lowered modules"
     if args.buildable:
         ran += f", {result.buildable} buildable programs"

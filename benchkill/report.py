@@ -1,8 +1,8 @@
 """A Markdown summary of results for a pull request or a results page.
 
-The report lists the runs (machine, commit, settings), a table per suite and metric of
-the newest run, its failures, the comparison of the two newest runs when there are
-several, and the figures of :mod:`benchkill.plot`, written next to the report and
+The report lists the runs (machine, commit, settings); for each suite, the tables per
+metric of the newest run that has it, its failures, and its comparison with the run
+before; then the figures of :mod:`benchkill.plot`, written next to the report and
 embedded by relative path.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from .compare import compare, format_ratio, format_value
@@ -64,11 +65,15 @@ def _runs_section(runs: Sequence[tuple[Path, Results]]) -> list[str]:
     return ["## Runs", "", *_table(header, rows), *details]
 
 
-def _results_section(run: Results) -> list[str]:
-    lines = ["## Results of the newest run", ""]
+def _only_suite(run: Results, suite: str) -> Results:
+    return replace(run, records=tuple(r for r in run.records if r.suite == suite))
+
+
+def _results_section(path: Path, run: Results, suite: str) -> list[str]:
+    lines = [f"## Results of suite {suite} ({path.name})", ""]
     groups = defaultdict(list)
     for r in run.records:
-        if r.status == OK and r.summary is not None:
+        if r.suite == suite and r.status == OK and r.summary is not None:
             groups[(r.suite, r.metric, r.unit)].append(r)
     if not groups:
         return lines + ["No successful records.", ""]
@@ -89,22 +94,24 @@ def _results_section(run: Results) -> list[str]:
     return lines
 
 
-def _failures_section(run: Results) -> list[str]:
-    failed = [r for r in run.records if r.status != OK]
+def _failures_section(run: Results, suite: str) -> list[str]:
+    failed = [r for r in run.records if r.suite == suite and r.status != OK]
     if not failed:
         return []
     rows = [(r.case, r.metric, r.status, r.error or "") for r in failed]
     return [
-        "## Failures and expected failures",
+        f"### Failures and expected failures ({suite})",
         "",
         *_table(("case", "metric", "status", "error"), rows),
     ]
 
 
-def _compare_section(base: tuple[Path, Results], new: tuple[Path, Results]) -> list[str]:
-    lines = [f"## Comparison: {base[0].name} -> {new[0].name}", ""]
+def _compare_section(
+    base: tuple[Path, Results], new: tuple[Path, Results], suite: str
+) -> list[str]:
+    lines = [f"## Comparison of suite {suite}: {base[0].name} -> {new[0].name}", ""]
     try:
-        report = compare(base[1], new[1])
+        report = compare(_only_suite(base[1], suite), _only_suite(new[1], suite))
     except BenchkillError as exc:
         return lines + [f"Not compared: {exc}.", ""]
     rows = [
@@ -151,10 +158,14 @@ def write_report(runs: Sequence[tuple[Path, Results]], out: Path) -> Path:
     out = Path(out)
     lines = ["# benchkill report", ""]
     lines += _runs_section(runs)
-    lines += _results_section(runs[-1][1])
-    lines += _failures_section(runs[-1][1])
-    if len(runs) >= 2:
-        lines += _compare_section(runs[-2], runs[-1])
+    suites = dict.fromkeys(r.suite for _, run in runs for r in run.records)
+    for suite in suites:
+        # per suite: the newest run that has it, compared with the one before
+        having = [(p, run) for p, run in runs if any(r.suite == suite for r in run.records)]
+        lines += _results_section(*having[-1], suite)
+        lines += _failures_section(having[-1][1], suite)
+        if len(having) >= 2:
+            lines += _compare_section(having[-2], having[-1], suite)
     lines += _figures_section([r for _, r in runs], out)
     try:
         write_atomic(out, "\n".join(lines).rstrip() + "\n")

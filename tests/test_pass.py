@@ -341,3 +341,30 @@ def test_returns_a_relax_function_pass_usable_in_sequential():
     out = tvm.transform.Sequential([relax.transform.Normalize(), pass_])(mod)
     reference = relax.transform.KillAfterLastUse()(relax.transform.Normalize()(mod))
     tvm.ir.assert_structural_equal(out, reference, map_free_vars=True)
+
+
+def test_pass_works_in_a_fresh_process_without_tvm_script():
+    """The pass imports every TVM module it needs itself (other imports could hide a gap)."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+from tvm import relax
+print("tvm.relax.op.vm" in sys.modules)
+import benchkill.passes
+x = relax.Var("x", relax.TensorType((4,), "float32"))
+bb = relax.BlockBuilder()
+with bb.function("main", [x], pure=False):
+    nv = bb.emit(relax.op.null_value())
+    ty = relax.TensorType((4,), "float32")
+    r = bb.emit(relax.Call(relax.ExternFunc("use"), [nv, x], ty_args=[ty]))
+    bb.emit_func_output(r)
+mod = benchkill.passes.KillAfterLastUse(exclude_null_value=False)(bb.get())
+print(mod["main"].script().count("R.vm.kill_object"))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    already_imported, kills = out.stdout.split()
+    assert already_imported == "False"  # else the check below would prove nothing
+    assert int(kills) == 1

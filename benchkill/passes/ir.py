@@ -19,6 +19,8 @@ import tvm_ffi
 from tvm import relax
 from tvm.ir import expr as _ir_expr
 from tvm.ir.prim import expr as _prim_expr
+from tvm.relax.op import memory as _memory_op
+from tvm.relax.op import vm as _vm_op
 
 array_get = tvm_ffi.get_global_func("ffi.ArrayGetItem")
 array_size = tvm_ffi.get_global_func("ffi.ArraySize")
@@ -106,9 +108,9 @@ class KillFactory:
         self._ops = {name: get_op(name) for name in (KILL_TENSOR, KILL_STORAGE, KILL_OBJECT)}
         # The operators' own FFI constructors build ``Call(op, [var])`` in one call.
         self._makers = {
-            KILL_TENSOR: relax.op.memory._ffi_api.kill_tensor,
-            KILL_STORAGE: relax.op.memory._ffi_api.kill_storage,
-            KILL_OBJECT: relax.op.vm._ffi_api.kill_object,
+            KILL_TENSOR: _memory_op._ffi_api.kill_tensor,
+            KILL_STORAGE: _memory_op._ffi_api.kill_storage,
+            KILL_OBJECT: _vm_op._ffi_api.kill_object,
         }
         self._group_makers = tuple(self._makers[k] for k in (KILL_TENSOR, KILL_STORAGE, KILL_OBJECT))
         self._made: dict[bool, list] = {False: [], True: []}

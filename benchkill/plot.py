@@ -2,8 +2,9 @@
 
 Each figure reads the records it needs from the newest run that has them (``history``
 reads all runs); when those records are absent the figure is skipped with a note, so a
-run of one suite still plots what it has.  Figures are drawn on ``matplotlib.figure.Figure`` with the Agg
-canvas: no pyplot state, no window, safe in tests and on headless machines.
+run of one suite still plots what it has.  Figures are drawn on
+``matplotlib.figure.Figure`` with the Agg canvas: no pyplot state, no window, safe in
+tests and on headless machines.
 
 Record names the figures read (from ``benchkill/suites/pass_suite.py`` and ``vm_suite.py``):
 

@@ -117,9 +117,10 @@ def _by(records: list[Record]) -> dict[tuple[str, str], Record]:
 
 def test_run_case_records_with_a_fake_clock():
     spec = ps.case("mixed", 60)
-    records = ps.run_case(spec, clock=FakeClock(1.0))
+    records = ps.run_case(spec, clock=FakeClock(1.0), cpu_clock=FakeClock(0.5))
     by = _by(records)
-    assert set(by) == {(impl, metric) for impl in ps.IMPLS for metric in (ps.TIME, ps.MEMORY)} | {
+    metrics = (ps.TIME, ps.CPU_TIME, ps.MEMORY)
+    assert set(by) == {(impl, metric) for impl in ps.IMPLS for metric in metrics} | {
         ("benchkill", ps.SPEEDUP)
     }
     # every clock reading advances 1 s, so a run "takes" 1 s; three runs per round
@@ -131,6 +132,8 @@ def test_run_case_records_with_a_fake_clock():
         assert time_record.extra["warmup_seconds"] == [1.0]
         assert time_record.extra["generate_seconds"] == 1.0
         assert time_record.params == {**spec.params, "impl": impl}
+        cpu_record = by[(impl, ps.CPU_TIME)]
+        assert cpu_record.samples == (0.5, 0.5, 0.5) and cpu_record.unit == "seconds"
         memory = by[(impl, ps.MEMORY)]
         assert memory.unit == "bytes" and len(memory.samples) == 1 and memory.samples[0] >= 0
     speedup = by[("benchkill", ps.SPEEDUP)]

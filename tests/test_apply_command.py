@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from benchkill.cli import main
 
-MODULE = '''
+MODULE = """
 from tvm.script import ir as I
 from tvm.script import relax as R
 
@@ -18,7 +18,7 @@ class Module:
         _dummy = R.call_packed("use_shape_heap", [shape_heap], ty_args=(R.Tuple,))
         z = R.add(x, y)
         return z
-'''
+"""
 
 
 def test_apply_prints_summary_and_writes_tvmscript(tmp_path, capsys):

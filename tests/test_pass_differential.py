@@ -13,6 +13,7 @@ from tvm.script import tirx as T
 import benchkill
 from benchkill.pipeline import lower_to_kill_input
 
+
 @I.ir_module
 class NestedIf:
     @R.function(pure=False)
@@ -50,7 +51,9 @@ class TuplesAndShapes:
         p = R.prim_value(T.int64(2))
         nv: R.Any = R.null_value()
         k = R.const(np.ones(4, "float32"))
-        y = R.call_packed("use", again, second, sh, p, n, nv, k, ty_args=(R.Tensor([4], "float32"),))
+        y = R.call_packed(
+            "use", again, second, sh, p, n, nv, k, ty_args=(R.Tensor([4], "float32"),)
+        )
         return y
 
 
@@ -143,9 +146,7 @@ def _mlp() -> tvm.IRModule:
         def forward(self, x):
             return self.fc2(nn.relu(self.fc1(x)))
 
-    mod, _ = MLP().export_tvm(
-        spec={"forward": {"x": nn.spec.Tensor(["batch", 16], "float32")}}
-    )
+    mod, _ = MLP().export_tvm(spec={"forward": {"x": nn.spec.Tensor(["batch", 16], "float32")}})
     return mod
 
 
@@ -236,7 +237,8 @@ def test_storage_reused_after_if_beyond_never_kills_before_last_use(llvm_target,
     depth, index = positions[0]
     beyond_bindings = [b for block in beyond.body.blocks for b in block.bindings]
     reuse_index = next(
-        i for i, b in enumerate(beyond_bindings)
+        i
+        for i, b in enumerate(beyond_bindings)
         if isinstance(b.value, relax.Call)
         and b.value.op.same_as(ALLOC_TENSOR)
         and b.value.args[0].same_as(storage)

@@ -10,8 +10,8 @@ from tvm.script import ir as I
 from tvm.script import relax as R
 
 import benchkill
-from benchkill.pipeline import lower_to_kill_input
 from benchkill.errors import BenchkillError
+from benchkill.pipeline import lower_to_kill_input
 
 
 @I.ir_module
@@ -44,7 +44,9 @@ def preoptimized(llvm_target):
     return relax.get_default_pipeline(llvm_target)(Small)
 
 
-def test_reapplied_default_has_no_null_value_kill_and_builds_in_both_modes(preoptimized, llvm_target):
+def test_reapplied_default_has_no_null_value_kill_and_builds_in_both_modes(
+    preoptimized, llvm_target
+):
     rekilled = benchkill.KillAfterLastUse()(preoptimized)
     assert _null_value_kills(rekilled["main"]) == []
     tvm.ir.assert_structural_equal(
@@ -66,7 +68,9 @@ def test_legacy_kills_null_value_and_compiled_build_fails(preoptimized, llvm_tar
 @pytest.mark.parametrize("kill", ["tvm", "benchkill", "beyond", None])
 def test_build_pipeline_builds_and_runs(kill, exec_mode, llvm_target):
     ex = relax.build(
-        Small, target=llvm_target, relax_pipeline=benchkill.build_pipeline(kill=kill),
+        Small,
+        target=llvm_target,
+        relax_pipeline=benchkill.build_pipeline(kill=kill),
         exec_mode=exec_mode,
     )
     vm = relax.VirtualMachine(ex, tvm.cpu())
@@ -125,10 +129,12 @@ def test_beyond_kills_after_if_and_runs_like_no_kills(exec_mode, llvm_target):
     results = {}
     for kill in ("beyond", None):
         ex = relax.build(
-            Branchy, target=llvm_target, relax_pipeline=benchkill.build_pipeline(kill=kill),
+            Branchy,
+            target=llvm_target,
+            relax_pipeline=benchkill.build_pipeline(kill=kill),
             exec_mode=exec_mode,
         )
         vm = relax.VirtualMachine(ex, tvm.cpu())
         results[kill] = [vm["main"](tvm.runtime.tensor(x), flag).numpy() for flag in (True, False)]
-    for with_kills, without in zip(results["beyond"], results[None]):
+    for with_kills, without in zip(results["beyond"], results[None], strict=True):
         np.testing.assert_array_equal(with_kills, without)

@@ -101,13 +101,19 @@ def _without_bindings(func, remove: set[int]):
                     binding = ir.make_var_binding(binding.var, new_value, binding.span)
                 kept.append(binding)
             if kept:
-                make = ir.make_dataflow_block if type(block) is ir.DataflowBlock else ir.make_binding_block
+                make = (
+                    ir.make_dataflow_block
+                    if type(block) is ir.DataflowBlock
+                    else ir.make_binding_block
+                )
                 blocks.append(make(kept, None))
         new_seq = ir.make_seq_expr(blocks, seq.body, seq.span)
         ir.update_type(new_seq, seq.ty)
         return new_seq
 
-    return ir.make_function(func.params, scope(func.body), func.ret_ty, func.is_pure, func.attrs, func.span)
+    return ir.make_function(
+        func.params, scope(func.body), func.ret_ty, func.is_pure, func.attrs, func.span
+    )
 
 
 class _Unsupported(Exception):
@@ -149,9 +155,7 @@ class _Canonicalizer:
             return None
         if body is func.body:
             return func
-        return ir.make_function(
-            func.params, body, func.ret_ty, func.is_pure, func.attrs, func.span
-        )
+        return ir.make_function(func.params, body, func.ret_ty, func.is_pure, func.attrs, func.span)
 
     # -- plan ---------------------------------------------------------------
     def plan(self, seq) -> None:
@@ -283,7 +287,7 @@ class _Canonicalizer:
             new_op = self.expr(op) if type(op) is not ir.Op else op
             args = ir.items(expr.args)
             new_args = [self.expr(a) for a in args]
-            if new_op is op and all(n is a for n, a in zip(new_args, args)):
+            if new_op is op and all(n is a for n, a in zip(new_args, args, strict=True)):
                 return expr
             call = ir.make_call(
                 ir.missing_type(), new_op, new_args, expr.attrs, expr.ty_args, expr.span
@@ -292,7 +296,7 @@ class _Canonicalizer:
         if kind is ir.Tuple:
             fields = ir.items(expr.fields)
             new_fields = [self.expr(f) for f in fields]
-            if all(n is f for n, f in zip(new_fields, fields)):
+            if all(n is f for n, f in zip(new_fields, fields, strict=True)):
                 return expr
             return ir.normalize(self.builder, relax.Tuple(new_fields, expr.span))
         if kind is ir.TupleGetItem:

@@ -10,7 +10,7 @@ PrimType variables).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import tvm
 import tvm.ir._ffi_api as _ir_api
@@ -82,12 +82,12 @@ ALLOC_TENSOR = ("relax.memory.alloc_tensor", "relax.vm.alloc_tensor")
 NULL_VALUE = "relax.null_value"
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_op(name: str) -> tvm.ir.Op:
     return tvm.ir.Op.get(name)
 
 
-@lru_cache(maxsize=None)
+@cache
 def op_handle(name: str) -> int:
     return handle(get_op(name))
 
@@ -112,7 +112,9 @@ class KillFactory:
             KILL_STORAGE: _memory_op._ffi_api.kill_storage,
             KILL_OBJECT: _vm_op._ffi_api.kill_object,
         }
-        self._group_makers = tuple(self._makers[k] for k in (KILL_TENSOR, KILL_STORAGE, KILL_OBJECT))
+        self._group_makers = tuple(
+            self._makers[k] for k in (KILL_TENSOR, KILL_STORAGE, KILL_OBJECT)
+        )
         self._made: dict[bool, list] = {False: [], True: []}
 
     def __call__(self, op_name: str, var, dataflow: bool = False):
@@ -125,7 +127,7 @@ class KillFactory:
         new_var = self._dataflow_var if dataflow else self._var
         made = [
             make_var_binding(new_var("_", missing, None), make(var), None)
-            for make, vars_ in zip(self._group_makers, group)
+            for make, vars_ in zip(self._group_makers, group, strict=True)
             for var in vars_
         ]
         self._made[dataflow].extend(made)

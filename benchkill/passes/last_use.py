@@ -122,7 +122,9 @@ class _Sweeper:
     # -- scopes ---------------------------------------------------------------
     def scope(self, seq) -> Scope:
         if type(seq) is not ir.SeqExpr:
-            raise BenchkillError(f"malformed IR: expected a SeqExpr body, found {type(seq).__name__}")
+            raise BenchkillError(
+                f"malformed IR: expected a SeqExpr body, found {type(seq).__name__}"
+            )
         depth = len(self.pos_stack)
         self.pos_stack.append(0)
         blocks = ir.items(seq.blocks)
@@ -326,9 +328,7 @@ def _kill_target(call) -> int:
     args = call.args
     n = ir.array_size(args)
     if n != 1:
-        raise BenchkillError(
-            f"malformed IR: {call.op.name} should have one argument, but has {n}"
-        )
+        raise BenchkillError(f"malformed IR: {call.op.name} should have one argument, but has {n}")
     target = ir.array_get(args, 0)
     if type(target) is not ir.Var and type(target) is not ir.DataflowVar:
         raise BenchkillError(
@@ -336,4 +336,3 @@ def _kill_target(call) -> int:
             f"({type(target).__name__}); a kill must name a variable"
         )
     return target.__chandle__()
-

@@ -27,7 +27,7 @@ def _rewrite_scope(scope: Scope, plan: dict, make_kill: ir.KillFactory):
         rewritten = [_rewrite_scope(child, plan, make_kill) for child in children]
         if any(r is not None for r in rewritten):
             new_children[pos] = [
-                child.seq if r is None else r for child, r in zip(children, rewritten)
+                child.seq if r is None else r for child, r in zip(children, rewritten, strict=True)
             ]
     kills = plan.get(id(scope), {})
     empty_block = any(not bindings for bindings in scope.bindings)
@@ -36,7 +36,9 @@ def _rewrite_scope(scope: Scope, plan: dict, make_kill: ir.KillFactory):
 
     blocks = []
     pos = 0
-    for block, bindings, dataflow in zip(scope.blocks, scope.bindings, scope.dataflow):
+    for block, bindings, dataflow in zip(
+        scope.blocks, scope.bindings, scope.dataflow, strict=True
+    ):
         if not bindings:
             continue
         end = pos + len(bindings)

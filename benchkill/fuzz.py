@@ -469,10 +469,10 @@ KNOWN_FAILURES = {
 }
 
 
-@st.composite
-def lowered_modules(draw, max_statements: int = 30, max_depth: int = 3, **options: bool
-                    ) -> tvm.IRModule:
-    """A hypothesis strategy: IRModules whose ``main`` is a random lowered function.
+def lowered_modules(max_statements: int = 30, max_depth: int = 3,
+                    **options: bool) -> st.SearchStrategy:
+    """A hypothesis strategy: IRModules whose ``main`` is a random lowered function of at
+    most ``max_statements`` statements and ``max_depth`` nested Ifs.
 
     ``options`` (all False by default) draw inputs on which the properties are known to
     fail; see :data:`KNOWN_FAILURES` and the tests.
@@ -480,6 +480,11 @@ def lowered_modules(draw, max_statements: int = 30, max_depth: int = 3, **option
     unknown = set(options) - set(KNOWN_FAILURES)
     if unknown:
         raise BenchkillError(f"unknown generator options: {', '.join(sorted(unknown))}")
+    return _lowered_modules(max_statements, max_depth, options)
+
+
+@st.composite
+def _lowered_modules(draw, max_statements: int, max_depth: int, options: dict) -> tvm.IRModule:
     main = _Program(draw, max_statements, max_depth, **options).function()
     a = _atoms()
     main_gv = tvm.ir.GlobalVar("main")
@@ -733,14 +738,16 @@ class CampaignResult:
 
 
 def run_campaign(examples: int, seed_value: int = 0, max_statements: int = 30,
-                 buildable: int = 0, **options: bool) -> CampaignResult:
+                 buildable: int = 0, check=None, **options: bool) -> CampaignResult:
     """Check :func:`check_example` on ``examples`` drawn lowered modules, then
     :func:`check_vm_equivalence_in_child` on ``buildable`` drawn high-level programs.
 
     hypothesis runs without a database, seeded by ``seed_value``; on a failure it shrinks
-    the example, and the result holds the minimal one as TVMScript.  ``options`` are those
-    of :func:`lowered_modules` (:data:`KNOWN_FAILURES`).
+    the example, and the result holds the minimal one as TVMScript.  ``check`` replaces
+    :func:`check_example` (a property of your own that raises :class:`FuzzMismatch`);
+    ``options`` are those of :func:`lowered_modules` (:data:`KNOWN_FAILURES`).
     """
+    check = check_example if check is None else check
     for name, value, low in (("examples", examples, 1), ("buildable", buildable, 0),
                              ("max_statements", max_statements, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -750,8 +757,7 @@ def run_campaign(examples: int, seed_value: int = 0, max_statements: int = 30,
 
     def structural(mod):
         counts[0] += 1
-        check_example(mod)
-        return None
+        check(mod)
 
     def vm(arg):
         counts[1] += 1

@@ -124,20 +124,41 @@ def _atoms() -> _Atoms:
 
 # Kinds of values the generator tracks (what a variable holds, for picking operands).
 TENSOR, STORAGE, OBJECT, PAIR, LITERAL, SHAPE, PRIM, NULL, CONST, BOOL, STRING, VOID = (
-    "tensor", "storage", "object", "pair", "literal", "shape", "prim", "null", "const",
-    "bool", "string", "void",
+    "tensor",
+    "storage",
+    "object",
+    "pair",
+    "literal",
+    "shape",
+    "prim",
+    "null",
+    "const",
+    "bool",
+    "string",
+    "void",
 )
 LOOSE = "loose"  # a tensor of another type: R.Tensor(ndim=1) or R.Tensor((n,)) after match_cast
 #: kinds an extern call or a tuple literal may take as an argument
-_ANY_ARG = (TENSOR, STORAGE, OBJECT, PAIR, LITERAL, SHAPE, PRIM, NULL, CONST, BOOL, STRING,
-            LOOSE)
+_ANY_ARG = (TENSOR, STORAGE, OBJECT, PAIR, LITERAL, SHAPE, PRIM, NULL, CONST, BOOL, STRING, LOOSE)
 #: kinds that hold a VM register (a kill of them is legal)
 _KILLABLE = (TENSOR, STORAGE, OBJECT, PAIR, LITERAL, BOOL, LOOSE)
 
 #: Statements, simplest first (hypothesis shrinks towards the start of the list).
 _STATEMENTS = (
-    "extern", "storage", "tensor", "kernel", "rebind", "match_cast", "tuple", "item",
-    "constant", "null", "kill", "kill", "if", "if",
+    "extern",
+    "storage",
+    "tensor",
+    "kernel",
+    "rebind",
+    "match_cast",
+    "tuple",
+    "item",
+    "constant",
+    "null",
+    "kill",
+    "kill",
+    "if",
+    "if",
 )
 
 
@@ -178,8 +199,15 @@ def _statement(draw, program: _Program) -> bool:
 class _Program:
     """Draws one lowered function, statement by statement, with a hypothesis ``draw``."""
 
-    def __init__(self, draw, max_statements: int, max_depth: int, string_vars: bool = False,
-                 split_blocks: bool = False, branch_kills: bool = False):
+    def __init__(
+        self,
+        draw,
+        max_statements: int,
+        max_depth: int,
+        string_vars: bool = False,
+        split_blocks: bool = False,
+        branch_kills: bool = False,
+    ):
         self.draw = draw
         self.split_blocks = split_blocks
         self.branch_kills = branch_kills
@@ -232,7 +260,7 @@ class _Program:
             _ir_ffi.Var("flag", a.bool_tensor, None),
             _ir_ffi.Var("cond", a.bool_prim, None),
         ]
-        for var, kind in zip(params, (TENSOR, OBJECT, BOOL, PRIM)):
+        for var, kind in zip(params, (TENSOR, OBJECT, BOOL, PRIM), strict=True):
             self.values.append(_Value(var, kind, param=True))
         self.scopes.append([])
         self.statements(self.budget)
@@ -258,8 +286,10 @@ class _Program:
         elif split in (0, len(bindings)):
             blocks = [_rx_ffi.BindingBlock(bindings, None)]
         else:
-            blocks = [_rx_ffi.BindingBlock(bindings[:split], None),
-                      _rx_ffi.BindingBlock(bindings[split:], None)]
+            blocks = [
+                _rx_ffi.BindingBlock(bindings[:split], None),
+                _rx_ffi.BindingBlock(bindings[split:], None),
+            ]
         seq = _rx_ffi.SeqExpr(blocks, result, None)
         _rx_ffi.UpdateType(seq, result.ty)
         return seq
@@ -294,10 +324,17 @@ class _Program:
                 args.append(picked.var)
         inline = self.draw(st.sampled_from((None, "str", "prim", "shape", "dtype")))
         if inline is not None:
-            args.append({"str": tvm.ir.StringImm("s"), "prim": a.i64(7),
-                         "shape": a.shape4, "dtype": a.float32}[inline])
-        ty = {OBJECT: a.any, TENSOR: a.tensor, PAIR: a.pair, BOOL: a.bool_tensor,
-              VOID: a.void}[kind]
+            args.append(
+                {
+                    "str": tvm.ir.StringImm("s"),
+                    "prim": a.i64(7),
+                    "shape": a.shape4,
+                    "dtype": a.float32,
+                }[inline]
+            )
+        ty = {OBJECT: a.any, TENSOR: a.tensor, PAIR: a.pair, BOOL: a.bool_tensor, VOID: a.void}[
+            kind
+        ]
         func = a.externs[self.draw(st.integers(0, len(a.externs) - 1))]
         return self.bind(kind, ty, self.call(ty, func, args, (ty,)), "o" if kind != VOID else "_")
 
@@ -337,8 +374,9 @@ class _Program:
     def stmt_rebind(self) -> None:
         picked = self.pick(_ANY_ARG)
         if picked is not None:
-            self.bind(picked.kind, picked.var.ty, picked.var, "y", root=picked.root,
-                      fields=picked.fields)
+            self.bind(
+                picked.kind, picked.var.ty, picked.var, "y", root=picked.root, fields=picked.fields
+            )
 
     def stmt_match_cast(self) -> None:
         a = self.a
@@ -396,8 +434,7 @@ class _Program:
         value = _ir_ffi.TupleGetItem(picked.var, index, None)
         if picked.kind == LITERAL:  # CanonicalizeBindings replaces it by the field
             field = picked.fields[index]
-            self.bind(field.kind, field.var.ty, value, "item", root=field.root,
-                      fields=field.fields)
+            self.bind(field.kind, field.var.ty, value, "item", root=field.root, fields=field.fields)
         else:
             kind, ty = ((TENSOR, a.tensor), (OBJECT, a.any))[index]
             self.bind(kind, ty, value, "item")
@@ -426,16 +463,22 @@ class _Program:
         """A pre-existing kill of a value of this scope that nothing reads any more (with
         ``branch_kills``, also of an outer value, which then is dead after the If)."""
         depth = self.depth()
-        pool = [v for v in self.usable(_KILLABLE) if not v.root.param
-                and (v.root.depth == depth or self.branch_kills)]
+        pool = [
+            v
+            for v in self.usable(_KILLABLE)
+            if not v.root.param and (v.root.depth == depth or self.branch_kills)
+        ]
         if not pool:
             return
         victim = pool[self.draw(st.integers(0, len(pool) - 1))]
         a = self.a
         root_kind = victim.root.kind
-        op = {TENSOR: a.kill_tensor, BOOL: a.kill_tensor, LOOSE: a.kill_tensor,
-              STORAGE: a.kill_storage}.get(
-            root_kind, a.kill_object)
+        op = {
+            TENSOR: a.kill_tensor,
+            BOOL: a.kill_tensor,
+            LOOSE: a.kill_tensor,
+            STORAGE: a.kill_storage,
+        }.get(root_kind, a.kill_object)
         self.bind(VOID, a.void, self.call(a.void, op, [victim.var]), "_")
         self.killed.add(victim.root.serial)
 
@@ -469,8 +512,9 @@ KNOWN_FAILURES = {
 }
 
 
-def lowered_modules(max_statements: int = 30, max_depth: int = 3,
-                    **options: bool) -> st.SearchStrategy:
+def lowered_modules(
+    max_statements: int = 30, max_depth: int = 3, **options: bool
+) -> st.SearchStrategy:
     """A hypothesis strategy: IRModules whose ``main`` is a random lowered function of at
     most ``max_statements`` statements and ``max_depth`` nested Ifs.
 
@@ -542,8 +586,9 @@ def check_example(mod: tvm.IRModule) -> None:
         bad = verify_kills(out)
         if bad:
             raise FuzzMismatch(f"verify_kills on the {label} output: {bad[0]}")
-    unexpected = [v for v in verify_kills(actual, expect_complete=True)
-                  if not tvm_keeps_on_purpose(actual, v)]
+    unexpected = [
+        v for v in verify_kills(actual, expect_complete=True) if not tvm_keeps_on_purpose(actual, v)
+    ]
     if unexpected:
         raise FuzzMismatch(f"missed kill TVM does not explain: {unexpected[0]}")
     missed = verify_kills(beyond, expect_complete=True)
@@ -568,7 +613,7 @@ def tvm_keeps_on_purpose(mod: tvm.IRModule, violation: Violation) -> bool:
         return False
     scope = mod[violation.function].body
     parts = match["scope"].split(".")[:-1]
-    for index, branch in zip(parts[::2], parts[1::2]):
+    for index, branch in zip(parts[::2], parts[1::2], strict=True):
         node = _bindings(scope)[int(index)].value
         scope = node.true_branch if branch == "then" else node.false_branch
     bindings = _bindings(scope)
@@ -647,9 +692,13 @@ def _text_scope(draw, lines, depth, live, n_ops, names) -> str:
     return live[-1]
 
 
-def check_vm_equivalence(mod: tvm.IRModule, inputs: list, variants=("tvm", "benchkill",
-                         "beyond", None), exec_modes=("bytecode", "compiled"),
-                         progress=None) -> None:
+def check_vm_equivalence(
+    mod: tvm.IRModule,
+    inputs: list,
+    variants=("tvm", "benchkill", "beyond", None),
+    exec_modes=("bytecode", "compiled"),
+    progress=None,
+) -> None:
     """Build ``mod`` with each kill variant in each exec mode, run it, and compare with the
     build without kills; raises :class:`FuzzMismatch` on a difference or a failed build.
 
@@ -665,8 +714,9 @@ def check_vm_equivalence(mod: tvm.IRModule, inputs: list, variants=("tvm", "benc
             if progress is not None:
                 progress(kill, mode)
             try:
-                ex = relax.build(mod, "llvm", relax_pipeline=build_pipeline(kill=kill),
-                                 exec_mode=mode)
+                ex = relax.build(
+                    mod, "llvm", relax_pipeline=build_pipeline(kill=kill), exec_mode=mode
+                )
                 vm = relax.VirtualMachine(ex, tvm.cpu())
                 out = vm["main"](*args).numpy()
             except Exception as exc:
@@ -679,25 +729,27 @@ def check_vm_equivalence(mod: tvm.IRModule, inputs: list, variants=("tvm", "benc
                 )
 
 
-def check_vm_equivalence_in_child(mod: tvm.IRModule, inputs: list,
-                                  timeout: float = 600.0) -> None:
+def check_vm_equivalence_in_child(mod: tvm.IRModule, inputs: list, timeout: float = 600.0) -> None:
     """:func:`check_vm_equivalence` in a child process, so a VM crash (a segfault from a
     wrong kill) becomes a :class:`FuzzMismatch` instead of killing the caller."""
-    payload = json.dumps({
-        "script": mod.script(),
-        "inputs": [[a.tolist(), str(a.dtype)] for a in inputs],
-    })
+    payload = json.dumps(
+        {
+            "script": mod.script(),
+            "inputs": [[a.tolist(), str(a.dtype)] for a in inputs],
+        }
+    )
     code = "from benchkill.fuzz import _vm_child; _vm_child()"
-    proc = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True,
-                          text=True, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], input=payload, capture_output=True, text=True, timeout=timeout
+    )
     lines = proc.stdout.splitlines()
-    started = [line[len("start "):] for line in lines if line.startswith("start ")]
+    started = [line[len("start ") :] for line in lines if line.startswith("start ")]
     if proc.returncode < 0:
         where = started[-1] if started else "before the first build"
         name = signal.Signals(-proc.returncode).name
         raise FuzzMismatch(f"the VM process died of {name} at {where}")
     if proc.returncode == 1 and lines and lines[-1].startswith("mismatch "):
-        raise FuzzMismatch(lines[-1][len("mismatch "):])
+        raise FuzzMismatch(lines[-1][len("mismatch ") :])
     if proc.returncode != 0:
         raise FuzzMismatch(f"the VM process failed ({proc.returncode}): {_first(proc.stderr)}")
 
@@ -737,8 +789,14 @@ class CampaignResult:
         return self.failure is None
 
 
-def run_campaign(examples: int, seed_value: int = 0, max_statements: int = 30,
-                 buildable: int = 0, check=None, **options: bool) -> CampaignResult:
+def run_campaign(
+    examples: int,
+    seed_value: int = 0,
+    max_statements: int = 30,
+    buildable: int = 0,
+    check=None,
+    **options: bool,
+) -> CampaignResult:
     """Check :func:`check_example` on ``examples`` drawn lowered modules, then
     :func:`check_vm_equivalence_in_child` on ``buildable`` drawn high-level programs.
 
@@ -748,8 +806,11 @@ def run_campaign(examples: int, seed_value: int = 0, max_statements: int = 30,
     ``options`` are those of :func:`lowered_modules` (:data:`KNOWN_FAILURES`).
     """
     check = check_example if check is None else check
-    for name, value, low in (("examples", examples, 1), ("buildable", buildable, 0),
-                             ("max_statements", max_statements, 1)):
+    for name, value, low in (
+        ("examples", examples, 1),
+        ("buildable", buildable, 0),
+        ("max_statements", max_statements, 1),
+    ):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise BenchkillError(f"{name} must be an integer >= {low}, got {value!r}")
     start = time.perf_counter()
@@ -765,15 +826,23 @@ def run_campaign(examples: int, seed_value: int = 0, max_statements: int = 30,
         check_vm_equivalence_in_child(mod, inputs)
 
     failure, reproducer = _hypothesis_run(
-        lowered_modules(max_statements=max_statements, **options), structural, examples,
+        lowered_modules(max_statements=max_statements, **options),
+        structural,
+        examples,
         seed_value,
-        lambda mod: mod.script())
+        lambda mod: mod.script(),
+    )
     if failure is None and buildable:
         failure, reproducer = _hypothesis_run(
-            buildable_modules(), vm, buildable, seed_value,
-            lambda arg: f"{arg[0].script()}\n# inputs: {[a.tolist() for a in arg[1]]}")
-    return CampaignResult(counts[0], counts[1], seed_value, time.perf_counter() - start,
-                          failure, reproducer)
+            buildable_modules(),
+            vm,
+            buildable,
+            seed_value,
+            lambda arg: f"{arg[0].script()}\n# inputs: {[a.tolist() for a in arg[1]]}",
+        )
+    return CampaignResult(
+        counts[0], counts[1], seed_value, time.perf_counter() - start, failure, reproducer
+    )
 
 
 def _hypothesis_run(strategy, check, examples, seed_value, describe):
@@ -782,9 +851,14 @@ def _hypothesis_run(strategy, check, examples, seed_value, describe):
     last = {}
 
     @seed(seed_value)
-    @settings(max_examples=examples, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck), print_blob=False,
-              report_multiple_bugs=False)
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+        report_multiple_bugs=False,
+    )
     @given(strategy)
     def run(example):
         try:

@@ -117,7 +117,8 @@ def read_module(path: str | Path) -> tvm.IRModule:
     try:
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
-        raise BenchkillError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}")
+        reason = getattr(exc, "strerror", None) or exc
+        raise BenchkillError(f"cannot read {path}: {reason}") from None
     if text.lstrip().startswith("{"):
         try:
             parsed = tvm.ir.load_json(text)
@@ -127,9 +128,7 @@ def read_module(path: str | Path) -> tvm.IRModule:
         try:
             parsed = tvm.script.from_source(_IMPORT_LINE.sub(r"# \g<0>", text))
         except Exception as exc:  # the parser raises SyntaxError, DiagnosticError, ...
-            raise BenchkillError(
-                f"cannot parse {path} as TVMScript: {_first_line(exc)}"
-            ) from None
+            raise BenchkillError(f"cannot parse {path} as TVMScript: {_first_line(exc)}") from None
     if isinstance(parsed, relax.Function):
         parsed = tvm.IRModule({"main": parsed})
     if not isinstance(parsed, tvm.IRModule):
@@ -335,8 +334,9 @@ class _FunctionChecker:
                     self._use(var, top, top.index)
                 stack.append(_IfTask(top, binding, len(self.log)))
                 prefix = f"{top.prefix}{top.index}.then"
-                stack.append(self._enter(value.true_branch, prefix + ".", top.depth + 1,
-                                         prefix + ".result"))
+                stack.append(
+                    self._enter(value.true_branch, prefix + ".", top.depth + 1, prefix + ".result")
+                )
                 continue
             self._binding(top, binding, value)
             top.index += 1
@@ -360,8 +360,14 @@ class _FunctionChecker:
             task.phase = 1
             scope = task.scope
             prefix = f"{scope.prefix}{scope.index}.else"
-            stack.append(self._enter(task.binding.value.false_branch, prefix + ".",
-                                     scope.depth + 1, prefix + ".result"))
+            stack.append(
+                self._enter(
+                    task.binding.value.false_branch,
+                    prefix + ".",
+                    scope.depth + 1,
+                    prefix + ".result",
+                )
+            )
             return
         stack.pop()
         (then_may, then_must), (else_may, else_must) = task.then_added, added
@@ -489,8 +495,9 @@ class _FunctionChecker:
                 rule, what = "use-after-kill", "used as the branch result"
             else:
                 rule, what = "use-after-kill", "used"
-            self._report(scope, index, var, rule,
-                         f"{var.name} is {what} after {self._kill_text(killed_at)}")
+            self._report(
+                scope, index, var, rule, f"{var.name} is {what} after {self._kill_text(killed_at)}"
+            )
         depth = self.candidate_depth.get(root)
         if depth is not None:
             if result and depth == scope.depth:
@@ -503,33 +510,60 @@ class _FunctionChecker:
         args = _items(call.args)
         if len(args) != 1 or _node(args[0]) != _VAR:
             text = ", ".join(_short(a) for a in args)
-            self._report(scope, index, None, "kill-malformed",
-                         f"kill of ({text}): expected exactly one variable", variable=text)
+            self._report(
+                scope,
+                index,
+                None,
+                "kill-malformed",
+                f"kill of ({text}): expected exactly one variable",
+                variable=text,
+            )
             return
         var = args[0]
         root = self._root(var)
         nature = self.nature.get(root)
         alias = "" if root == var.__chandle__() else " (an alias)"
         if nature == _NULL:
-            self._report(scope, index, var, "kill-null-value",
-                         f"{var.name}{alias} is bound to R.null_value() and has no VM register")
+            self._report(
+                scope,
+                index,
+                var,
+                "kill-null-value",
+                f"{var.name}{alias} is bound to R.null_value() and has no VM register",
+            )
             return
         if nature == _CONST:
-            self._report(scope, index, var, "kill-constant",
-                         f"{var.name}{alias} is bound to a constant and has no VM register")
+            self._report(
+                scope,
+                index,
+                var,
+                "kill-constant",
+                f"{var.name}{alias} is bound to a constant and has no VM register",
+            )
             return
         if _type_class(var.ty) == _NO_REGISTER:
-            self._report(scope, index, var, "kill-no-register-type",
-                         f"{var.name} has type {type(var.ty).__name__} and no VM register")
+            self._report(
+                scope,
+                index,
+                var,
+                "kill-no-register-type",
+                f"{var.name} has type {type(var.ty).__name__} and no VM register",
+            )
             return
         killed_at = self.may.get(root)
         if killed_at is not None:
-            self._report(scope, index, var, "double-kill",
-                         f"{var.name}{alias} is already killed by {self._kill_text(killed_at)}")
+            self._report(
+                scope,
+                index,
+                var,
+                "double-kill",
+                f"{var.name}{alias} is already killed by {self._kill_text(killed_at)}",
+            )
             return
         if nature == _PARAM:
-            self._report(scope, index, var, "kill-param",
-                         f"{var.name}{alias} is a parameter of the function")
+            self._report(
+                scope, index, var, "kill-param", f"{var.name}{alias} is a parameter of the function"
+            )
         self.may[root] = (scope, index)
         self.log.append((_MAY, root))
         if root not in self.must:
@@ -548,9 +582,14 @@ class _FunctionChecker:
                 continue
             last_scope, last_index = where
             what = "storage" if self.nature.get(root) == _STORAGE else "tensor"
-            self._report(last_scope, last_index, var, "missed-kill",
-                         f"{what} {var.name} is not killed after its last use at "
-                         f"{self._position(last_scope, last_index)}")
+            self._report(
+                last_scope,
+                last_index,
+                var,
+                "missed-kill",
+                f"{what} {var.name} is not killed after its last use at "
+                f"{self._position(last_scope, last_index)}",
+            )
 
     # -- reporting -------------------------------------------------------------------------
 
@@ -563,20 +602,29 @@ class _FunctionChecker:
         scope, index = where
         return f"{_describe(scope.bindings[index])} at {self._position(scope, index)}"
 
-    def _report(self, scope: _Scope, index: int, var: relax.Var | None, rule: str,
-                message: str, variable: str | None = None) -> None:
+    def _report(
+        self,
+        scope: _Scope,
+        index: int,
+        var: relax.Var | None,
+        rule: str,
+        message: str,
+        variable: str | None = None,
+    ) -> None:
         if index < len(scope.bindings):
             description = _describe(scope.bindings[index])
         else:
             description = f"result {_short(scope.seq.body)}"
-        self.violations.append(Violation(
-            function=self.name,
-            variable=variable if variable is not None else var.name,
-            binding=self._position(scope, index),
-            description=description,
-            rule=rule,
-            message=message,
-        ))
+        self.violations.append(
+            Violation(
+                function=self.name,
+                variable=variable if variable is not None else var.name,
+                binding=self._position(scope, index),
+                description=description,
+                rule=rule,
+                message=message,
+            )
+        )
 
 
 # --- short text of bindings (only built for violations) ------------------------------------

@@ -30,9 +30,16 @@ from benchkill.pipeline import build_pipeline, lower_to_kill_input
 from benchkill.verify import verify_kills
 
 # Deterministic and database-free, so CI runs the same examples every time.
-CI = dict(deadline=None, database=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                 HealthCheck.filter_too_much])
+CI = dict(
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+    ],
+)
 
 
 def parse(src: str) -> tvm.IRModule:
@@ -53,34 +60,45 @@ def test_drawn_modules_are_well_formed_valid_and_typed_as_tvmscript_types_them(m
 
 
 def _if_depth(text: str) -> int:
-    indents = [len(line) - len(line.lstrip()) for line in text.splitlines()
-               if line.lstrip().startswith("if ")]
+    indents = [
+        len(line) - len(line.lstrip())
+        for line in text.splitlines()
+        if line.lstrip().startswith("if ")
+    ]
     return max(indents, default=0) // 4  # function body at 4 spaces: a top-level If is 1
 
 
 FEATURES = {
     "If nested two deep": lambda t: _if_depth(t) >= 2,
-    "tuple literal and TupleGetItem": lambda t: re.search(r"= \(.*\)$", t, re.M)
-    and re.search(r"= \w+\[\d\]$", t, re.M),
+    "tuple literal and TupleGetItem": lambda t: (
+        re.search(r"= \(.*\)$", t, re.M) and re.search(r"= \w+\[\d\]$", t, re.M)
+    ),
     "match_cast to the same type": lambda t: re.search(
-        r': (R\.Tensor\(\(4,\), dtype="float32"\)) = R\.match_cast\(\w+, \1\)', t),
+        r': (R\.Tensor\(\(4,\), dtype="float32"\)) = R\.match_cast\(\w+, \1\)', t
+    ),
     "match_cast refining an object": lambda t: "R.match_cast(o" in t,
     "symbolic match_cast": "R.Tensor((n,)",
     "trivial rebinding": lambda t: re.search(r"^\s+y\d+: .* = \w+$", t, re.M),
-    "tensor constant": '= R.const(',
-    "dtype constant": ': R.Any = R.dtype(',
-    "shape value": '= R.shape([4])\n',
+    "tensor constant": "= R.const(",
+    "dtype constant": ": R.Any = R.dtype(",
+    "shape value": "= R.shape([4])\n",
     "prim value": lambda t: re.search(r": T.int64 = \d$", t, re.M),
     "null value": "= R.null_value()",
     "storage reused by two tensors": lambda t: any(
         len(re.findall(rf"alloc_tensor\({s},", t)) >= 2
-        for s in re.findall(r"(storage\d+): R.Any = ", t)),
-    "vm and memory allocators": lambda t: "R.vm.alloc_storage" in t
-    and "R.memory.alloc_storage" in t,
-    "pre-existing kill": lambda t: re.search(r"R\.(memory\.kill_tensor|memory\.kill_storage|"
-                                             r"vm\.kill_object)\(", t),
+        for s in re.findall(r"(storage\d+): R.Any = ", t)
+    ),
+    "vm and memory allocators": lambda t: (
+        "R.vm.alloc_storage" in t and "R.memory.alloc_storage" in t
+    ),
+    "pre-existing kill": lambda t: re.search(
+        r"R\.(memory\.kill_tensor|memory\.kill_storage|"
+        r"vm\.kill_object)\(",
+        t,
+    ),
     "extern call taking and returning objects": lambda t: re.search(
-        r': R.Any = R.call_packed\("[\w.]+", o\d+', t),
+        r': R.Any = R.call_packed\("[\w.]+", o\d+', t
+    ),
     "PrimFunc call": lambda t: re.search(r"\b(unary|binary)\(", t),
     "computed If condition": lambda t: re.search(r"^\s+if o\d+:", t, re.M),
 }
@@ -119,7 +137,8 @@ def test_benchkill_equals_tvm_and_its_kills_verify(mod):
 
 @pytest.fixture(scope="module")
 def lowered_if() -> tvm.IRModule:
-    return lower_to_kill_input(parse("""
+    return lower_to_kill_input(
+        parse("""
         @R.function
         def main(x: R.Tensor((4,), "float32"), c: R.Tensor((), "bool")):
             y = R.add(x, x)
@@ -129,7 +148,8 @@ def lowered_if() -> tvm.IRModule:
                 out = R.add(y, x)
             r = R.add(out, x)
             return r
-    """))
+    """)
+    )
 
 
 def test_missed_kills_tvm_keeps_on_purpose_are_those_at_or_after_an_if(lowered_if):
@@ -158,15 +178,20 @@ def test_buildable_programs_give_the_same_outputs_with_every_kill_variant(exampl
 # --- what the fuzzer found --------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="benchkill keeps adjacent binding blocks apart; TVM's "
-                   "pass merges them (reported to the pass owner; `benchkill fuzz "
-                   "--split-blocks` finds it)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="benchkill keeps adjacent binding blocks apart; TVM's "
+    "pass merges them (reported to the pass owner; `benchkill fuzz "
+    "--split-blocks` finds it)",
+)
 def test_adjacent_binding_blocks_as_tvm_merges_them():
     t4 = relax.TensorType((4,), "float32")
     x, a = relax.Var("x", t4), relax.Var("a", t4)
     call = relax.Call(relax.ExternFunc("f"), [x], ty_args=[t4])
-    blocks = [relax.BindingBlock([relax.VarBinding(a, call)]),
-              relax.BindingBlock([relax.VarBinding(relax.Var("b", t4), call)])]
+    blocks = [
+        relax.BindingBlock([relax.VarBinding(a, call)]),
+        relax.BindingBlock([relax.VarBinding(relax.Var("b", t4), call)]),
+    ]
     seq = relax.SeqExpr(blocks, a)
     _rx_ffi.UpdateType(seq, t4)
     mod = tvm.IRModule({"main": relax.Function([x], seq, t4, is_pure=False)})
@@ -175,9 +200,12 @@ def test_adjacent_binding_blocks_as_tvm_merges_them():
     tvm.ir.assert_structural_equal(actual, expected, map_free_vars=True)
 
 
-@pytest.mark.xfail(strict=True, reason="a pre-existing kill on one path stops both passes from "
-                   "killing on the other path, also with tvm_compatible=False (reported; "
-                   "`benchkill fuzz --branch-kills` finds it)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="a pre-existing kill on one path stops both passes from "
+    "killing on the other path, also with tvm_compatible=False (reported; "
+    "`benchkill fuzz --branch-kills` finds it)",
+)
 def test_beyond_mode_kills_on_the_path_without_the_pre_existing_kill():
     mod = parse("""
         @R.function(pure=False)
@@ -219,15 +247,21 @@ def test_tvm_turns_a_kill_of_a_symbolic_match_cast_into_a_kill_of_the_parameter(
     function returns None instead of its argument."""
     mod = parse(SYMBOLIC)
     assert verify_kills(mod) == []
-    for out in (relax.transform.KillAfterLastUse()(mod), benchkill.KillAfterLastUse()(mod),
-                benchkill.KillAfterLastUse(tvm_compatible=False)(mod)):
+    for out in (
+        relax.transform.KillAfterLastUse()(mod),
+        benchkill.KillAfterLastUse()(mod),
+        benchkill.KillAfterLastUse(tvm_compatible=False)(mod),
+    ):
         assert [(v.rule, v.variable) for v in verify_kills(out)] == [
-            ("kill-param", "x"), ("kill-output", "x")]
+            ("kill-param", "x"),
+            ("kill-output", "x"),
+        ]
     x = tvm.runtime.tensor(np.arange(4, dtype="float32"))
     results = {}
     for kill in (None, "tvm"):
-        ex = relax.build(mod, "llvm", relax_pipeline=build_pipeline(kill=kill),
-                         exec_mode="bytecode")
+        ex = relax.build(
+            mod, "llvm", relax_pipeline=build_pipeline(kill=kill), exec_mode="bytecode"
+        )
         results[kill] = relax.VirtualMachine(ex, tvm.cpu())["main"](x)
     np.testing.assert_array_equal(results[None].numpy(), x.numpy())
     assert results["tvm"] is None

@@ -19,7 +19,7 @@ from benchkill.pipeline import build_pipeline, lower_to_kill_input
 from benchkill.verify import RULES, Violation, read_module, verify_kills
 
 T4 = 'R.Tensor((4,), "float32")'
-PARAMS = f"x: {T4}, obj: R.Any, c: R.Prim(\"bool\")"
+PARAMS = f'x: {T4}, obj: R.Any, c: R.Prim("bool")'
 
 
 def module(body: str, params: str = PARAMS) -> tvm.IRModule:
@@ -268,8 +268,11 @@ def test_violation_is_a_frozen_record_printed_on_one_line():
     """)
     first = verify_kills(mod)[0]
     assert first == Violation(
-        function="main", variable="a", binding="0.then.2",
-        description='R.memory.kill_tensor(a)', rule="double-kill",
+        function="main",
+        variable="a",
+        binding="0.then.2",
+        description="R.memory.kill_tensor(a)",
+        rule="double-kill",
         message="a is already killed by R.memory.kill_tensor(a) at 0.then.1",
     )
     assert str(first) == (
@@ -296,10 +299,19 @@ def test_no_recursion_over_deeply_nested_ifs():
     for depth in range(1500):
         a = relax.Var(f"a{depth}", t4)
         kill = relax.Call(tvm.ir.Op.get("relax.memory.kill_tensor"), [a])
-        branch = relax.SeqExpr([relax.BindingBlock([
-            relax.VarBinding(a, call(x)), relax.VarBinding(relax.Var("r", t4), relax.If(cond, inner, x)),
-            relax.VarBinding(relax.Var("u", t4), call(a)), relax.VarBinding(relax.Var("_"), kill),
-        ])], x)
+        branch = relax.SeqExpr(
+            [
+                relax.BindingBlock(
+                    [
+                        relax.VarBinding(a, call(x)),
+                        relax.VarBinding(relax.Var("r", t4), relax.If(cond, inner, x)),
+                        relax.VarBinding(relax.Var("u", t4), call(a)),
+                        relax.VarBinding(relax.Var("_"), kill),
+                    ]
+                )
+            ],
+            x,
+        )
         inner = branch
     prev, bindings = x, []
     for i in range(3000):
@@ -307,8 +319,9 @@ def test_no_recursion_over_deeply_nested_ifs():
         bindings.append(relax.VarBinding(var, call(prev)))
         prev = var
     bindings.append(relax.VarBinding(relax.Var("top", t4), relax.If(cond, inner, x)))
-    func = relax.Function([x, cond], relax.SeqExpr([relax.BindingBlock(bindings)], prev), t4,
-                          is_pure=False)
+    func = relax.Function(
+        [x, cond], relax.SeqExpr([relax.BindingBlock(bindings)], prev), t4, is_pure=False
+    )
     mod = tvm.IRModule({"main": func})
     assert found(mod) == []
     missed = found(mod, expect_complete=True)
@@ -408,8 +421,9 @@ def test_generated_families_with_each_pass():
         tvm_rules = {v.rule for v in verify_kills(relax.transform.KillAfterLastUse()(mod), True)}
         assert tvm_rules <= {"missed-kill"}
         assert verify_kills(benchkill.KillAfterLastUse(tvm_compatible=False)(mod), True) == []
-        legacy = {v.rule for v in verify_kills(
-            benchkill.KillAfterLastUse(exclude_null_value=False)(mod))}
+        legacy = {
+            v.rule for v in verify_kills(benchkill.KillAfterLastUse(exclude_null_value=False)(mod))
+        }
         assert legacy <= {"kill-null-value"}
     assert count_bindings(mod) > 1000
 
@@ -419,8 +433,10 @@ def test_generated_families_with_each_pass():
 
 def test_read_module_tvmscript_with_imports_and_a_bare_function(tmp_path, lowered_if):
     path = tmp_path / "mod.py"
-    path.write_text("from tvm.script import ir as I\nfrom tvm.script import relax as R\n"
-                    "from tvm.script import tirx as T\n\n" + lowered_if.script())
+    path.write_text(
+        "from tvm.script import ir as I\nfrom tvm.script import relax as R\n"
+        "from tvm.script import tirx as T\n\n" + lowered_if.script()
+    )
     tvm.ir.assert_structural_equal(read_module(path), lowered_if, map_free_vars=True)
     bare = tmp_path / "func.py"
     bare.write_text(NULL_VALUE_SRC)
@@ -430,11 +446,14 @@ def test_read_module_tvmscript_with_imports_and_a_bare_function(tmp_path, lowere
 def _object_module() -> tvm.IRModule:
     """A module without tensor or prim types: tvm.ir.save_json of apache-tvm 0.27.0.post1
     segfaults on PrimType and TensorType nodes, so JSON files can only hold such modules."""
-    return module("""
+    return module(
+        """
         a = f(obj, ANY)
         R.vm.kill_object(obj)
         return a
-    """, params="obj: R.Any")
+    """,
+        params="obj: R.Any",
+    )
 
 
 def test_read_module_json(tmp_path):
@@ -443,13 +462,16 @@ def test_read_module_json(tmp_path):
     assert found(read_module(path)) == [("kill-param", "obj", "1")]
 
 
-@pytest.mark.parametrize("name, text, message", [
-    ("missing.py", None, "cannot read"),
-    ("syntax.py", "def f(:\n", "cannot parse .* as TVMScript: invalid syntax"),
-    ("empty.py", "", "cannot parse"),
-    ("broken.json", "{bad", "cannot load .* as TVM JSON"),
-    ("graph.json", '{"root_index": 0, "nodes": []}', "cannot load .* as TVM JSON"),
-])
+@pytest.mark.parametrize(
+    "name, text, message",
+    [
+        ("missing.py", None, "cannot read"),
+        ("syntax.py", "def f(:\n", "cannot parse .* as TVMScript: invalid syntax"),
+        ("empty.py", "", "cannot parse"),
+        ("broken.json", "{bad", "cannot load .* as TVM JSON"),
+        ("graph.json", '{"root_index": 0, "nodes": []}', "cannot load .* as TVM JSON"),
+    ],
+)
 def test_read_module_errors_are_one_line(tmp_path, name, text, message):
     path = tmp_path / name
     if text is not None:
@@ -478,9 +500,11 @@ def test_cli_exit_codes(tmp_path, capsys, lowered_if):
 def test_cli_in_a_real_process(tmp_path):
     path = tmp_path / "mod.json"
     path.write_text(tvm.ir.save_json(_object_module()))
-    proc = subprocess.run([sys.executable, "-m", "benchkill", "verify", str(path)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchkill", "verify", str(path)], capture_output=True, text=True
+    )
     assert proc.returncode == 1
     assert proc.stdout.splitlines()[0] == (
-        "main @1 kill-param: obj is a parameter of the function [R.vm.kill_object(obj)]")
+        "main @1 kill-param: obj is a parameter of the function [R.vm.kill_object(obj)]"
+    )
     assert proc.stderr == ""

@@ -27,17 +27,29 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "optionally build and run random high-level programs with every kill variant. "
         "Exit 0 when every example passes, 1 with the minimal failing example.",
     )
-    p.add_argument("--examples", type=_positive, default=1000,
-                   help="lowered modules to check (default 1000)")
+    p.add_argument(
+        "--examples", type=_positive, default=1000, help="lowered modules to check (default 1000)"
+    )
     p.add_argument("--seed", type=_positive, default=0, help="hypothesis seed (default 0)")
-    p.add_argument("--max-statements", type=_positive, default=30,
-                   help="statements per drawn function (default 30)")
-    p.add_argument("--buildable", type=_positive, default=0,
-                   help="high-level programs to build and run with each kill variant in both "
-                   "exec modes (seconds each; default 0)")
+    p.add_argument(
+        "--max-statements",
+        type=_positive,
+        default=30,
+        help="statements per drawn function (default 30)",
+    )
+    p.add_argument(
+        "--buildable",
+        type=_positive,
+        default=0,
+        help="high-level programs to build and run with each kill variant in both "
+        "exec modes (seconds each; default 0)",
+    )
     for option, text in KNOWN_FAILURES.items():
-        p.add_argument("--" + option.replace("_", "-"), action="store_true",
-                       help=f"reach a known failure: {text}")
+        p.add_argument(
+            "--" + option.replace("_", "-"),
+            action="store_true",
+            help=f"reach a known failure: {text}",
+        )
     p.set_defaults(func=run)
 
 
@@ -47,9 +59,13 @@ def run(args: argparse.Namespace) -> int:
     if args.examples < 1:
         raise BenchkillError("--examples must be at least 1")
     options = {option: getattr(args, option) for option in KNOWN_FAILURES}
-    result = run_campaign(args.examples, seed_value=args.seed,
-                          max_statements=max(1, args.max_statements), buildable=args.buildable,
-                          **options)
+    result = run_campaign(
+        args.examples,
+        seed_value=args.seed,
+        max_statements=max(1, args.max_statements),
+        buildable=args.buildable,
+        **options,
+    )
     ran = f"{result.examples} lowered modules"
     if args.buildable:
         ran += f", {result.buildable} buildable programs"

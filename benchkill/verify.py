@@ -230,31 +230,42 @@ def _call_kind(value: object) -> str | None:
     return None
 
 
+_LEAVES = (_CONSTANT, _OP, _OTHER)
+
+
 def _vars_in(expr: object) -> list:
-    """The relax variables an expression reads (closures: their free variables)."""
-    found = []
-    stack = [expr]
+    """The relax variables an expression reads, in reading order (closures: their free
+    variables).  Recursion follows the nesting of one expression (a call's tuple argument),
+    never the number of bindings."""
     cache = _node_cache
-    while stack:
-        e = stack.pop()
-        kind = cache.get(type(e))
-        if kind is None:
-            kind = _node(e)
-        if kind == _VAR:
-            found.append(e)
-        elif kind == _CALL:
-            args = e.args  # pushed last to first: variables come out in reading order
-            stack.extend(_array_get(args, i) for i in range(_array_size(args) - 1, -1, -1))
-            op = e.op
-            if _node(op) == _VAR:
-                stack.append(op)
-        elif kind == _TUPLE:
-            stack.extend(reversed(_items(e.fields)))
-        elif kind == _ITEM:
-            stack.append(e.tuple_value)
-        elif kind == _IF or kind == _NESTED:
-            found.extend(relax.analysis.free_vars(e))
-    return found
+    kind = cache.get(type(expr))
+    if kind is None:
+        kind = _node(expr)
+    if kind == _VAR:
+        return [expr]
+    if kind == _CALL:
+        found = []
+        op = expr.op
+        if _node(op) == _VAR:
+            found.append(op)
+        args = expr.args
+        for i in range(_array_size(args)):
+            arg = _array_get(args, i)
+            arg_kind = cache.get(type(arg))
+            if arg_kind is None:
+                arg_kind = _node(arg)
+            if arg_kind == _VAR:
+                found.append(arg)
+            elif arg_kind not in _LEAVES:
+                found.extend(_vars_in(arg))
+        return found
+    if kind == _TUPLE:
+        return [v for field in _items(expr.fields) for v in _vars_in(field)]
+    if kind == _ITEM:
+        return _vars_in(expr.tuple_value)
+    if kind == _IF or kind == _NESTED:
+        return list(relax.analysis.free_vars(expr))
+    return []
 
 
 # --- the per-function walk ---------------------------------------------------------------
@@ -403,18 +414,21 @@ class _FunctionChecker:
     # -- bindings ------------------------------------------------------------------------
 
     def _binding(self, scope: _Scope, binding: object, value: object) -> None:
-        if _call_kind(value) == _KILL:
+        call_kind = _call_kind(value)
+        if call_kind == _KILL:
             self._kill(scope, value)
             return
         for var in _vars_in(value):
             self._use(var, scope, scope.index)
-        self._define(scope, binding, value)
+        self._define(scope, binding, value, call_kind)
 
     def _root(self, var: relax.Var) -> int:
         h = var.__chandle__()
         return self.root.get(h, h)
 
-    def _define(self, scope: _Scope, binding: object, value: object) -> None:
+    def _define(
+        self, scope: _Scope, binding: object, value: object, call_kind: str | None = None
+    ) -> None:
         var = binding.var
         h = var.__chandle__()
         alias: int | None = None
@@ -434,9 +448,8 @@ class _FunctionChecker:
         elif kind == _CONSTANT:
             self.nature[h] = _CONST
         else:
-            kind = _call_kind(value)
-            if kind is not None:
-                self.nature[h] = kind
+            if call_kind is not None:
+                self.nature[h] = call_kind
         if alias is not None:
             self.root[h] = alias
             return

@@ -16,7 +16,8 @@ The properties (:func:`check_example`):
 2. ``verify_kills`` finds no violation in benchkill's output in either mode; with
    ``expect_complete`` it finds, in TVM-compatible mode, only the missed kills TVM keeps on
    purpose (in a scope, at or after its first ``If``), and none at all in
-   ``tvm_compatible=False`` mode.
+   ``tvm_compatible=False`` mode;
+3. the legacy mode (``exclude_null_value=False``) breaks no rule but kill-null-value.
 
 :func:`buildable_modules` draws high-level programs (``R.add``/``R.multiply``/... with
 If/else) that :func:`check_vm_equivalence` builds with every kill variant in both exec
@@ -554,6 +555,7 @@ def _passes():
         relax.transform.KillAfterLastUse(),
         KillAfterLastUse(),
         KillAfterLastUse(tvm_compatible=False),
+        KillAfterLastUse(exclude_null_value=False),
     )
 
 
@@ -565,8 +567,15 @@ def _run(kill_pass, mod):
 
 
 def check_example(mod: tvm.IRModule) -> None:
-    """Both fuzzing properties on ``mod``; raises :class:`FuzzMismatch` when one fails."""
-    tvm_pass, default_pass, beyond_pass = _passes()
+    """The fuzzing properties on ``mod``; raises :class:`FuzzMismatch` when one fails.
+
+    1. benchkill's default output is structurally equal to TVM's, or both raise;
+    2. ``verify_kills`` finds no unsafe kill in the default and ``tvm_compatible=False``
+       outputs; the only missed kills of the default output are those TVM keeps on purpose
+       (:func:`tvm_keeps_on_purpose`), and the ``tvm_compatible=False`` output has none;
+    3. the legacy output (``exclude_null_value=False``) breaks no rule but kill-null-value.
+    """
+    tvm_pass, default_pass, beyond_pass, legacy_pass = _passes()
     expected, tvm_error = _run(tvm_pass, mod)
     actual, error = _run(default_pass, mod)
     if (tvm_error is None) != (error is None):
@@ -579,21 +588,21 @@ def check_example(mod: tvm.IRModule) -> None:
         tvm.ir.assert_structural_equal(actual, expected, map_free_vars=True)
     except ValueError as exc:
         raise FuzzMismatch(f"benchkill's output differs from TVM's: {_first(exc)}") from None
-    beyond, error = _run(beyond_pass, mod)
-    if error is not None:
-        raise FuzzMismatch(f"tvm_compatible=False raised where TVM did not: {error!r}")
-    for label, out in (("default", actual), ("tvm_compatible=False", beyond)):
-        bad = verify_kills(out)
+    for label, kill_pass in (("tvm_compatible=False", beyond_pass), ("legacy", legacy_pass)):
+        out, error = _run(kill_pass, mod)
+        if error is not None:
+            raise FuzzMismatch(f"{label} raised where TVM did not: {error!r}")
+        if label == "legacy":
+            bad = [v for v in verify_kills(out) if v.rule != "kill-null-value"]
+        else:
+            bad = verify_kills(out, expect_complete=True)
         if bad:
             raise FuzzMismatch(f"verify_kills on the {label} output: {bad[0]}")
-    unexpected = [
-        v for v in verify_kills(actual, expect_complete=True) if not tvm_keeps_on_purpose(actual, v)
-    ]
-    if unexpected:
-        raise FuzzMismatch(f"missed kill TVM does not explain: {unexpected[0]}")
-    missed = verify_kills(beyond, expect_complete=True)
-    if missed:
-        raise FuzzMismatch(f"tvm_compatible=False output is incomplete: {missed[0]}")
+    for violation in verify_kills(actual, expect_complete=True):
+        if violation.rule != "missed-kill":
+            raise FuzzMismatch(f"verify_kills on the default output: {violation}")
+        if not tvm_keeps_on_purpose(actual, violation):
+            raise FuzzMismatch(f"missed kill TVM does not explain: {violation}")
 
 
 def _first(exc: BaseException) -> str:

@@ -2,7 +2,8 @@
 
 :func:`lowered_modules` draws random Relax functions in the lowered form the kill pass
 sees (straight-line code; If/else nested up to three deep; tuples and TupleGetItem;
-match_cast and trivial rebindings; tensor, dtype, shape and prim constants;
+match_cast (to the same, a looser or a symbolic type) and trivial rebindings; tensor,
+dtype, shape and prim constants;
 ``R.null_value()``; storage shared by several tensors; pre-existing kills; extern calls
 taking and returning objects; calls to PrimFuncs), built with TVM's raw constructors and
 fully typed.  Every drawn program is valid: a pre-existing kill comes after the last use
@@ -23,7 +24,9 @@ The properties (:func:`check_example`):
 If/else) that :func:`check_vm_equivalence` builds with every kill variant in both exec
 modes, runs on the VM and compares with the build without kills.
 
-:func:`run_campaign` runs the first property for N examples (``benchkill fuzz``).
+:func:`run_campaign` checks N drawn modules, and optionally M buildable programs in
+child processes (``benchkill fuzz``).  hypothesis is a test dependency of benchkill:
+this module needs it, the rest of the package does not.
 """
 
 from __future__ import annotations

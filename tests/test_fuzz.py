@@ -15,6 +15,7 @@ from tvm import relax
 
 import benchkill
 from benchkill.cli import main
+from benchkill.commands.fuzz import KNOWN_FAILURE_FLAGS
 from benchkill.errors import BenchkillError
 from benchkill.fuzz import (
     KNOWN_FAILURES,
@@ -301,8 +302,16 @@ def test_tvm_storage_planner_reuses_a_branch_storage_after_the_if():
 # --- campaigns and the command line ---------------------------------------------------------
 
 
-def test_known_failures_are_documented():
-    assert set(KNOWN_FAILURES) == {"string_vars", "split_blocks", "branch_kills"}
+def test_known_failures_are_documented_and_have_cli_flags():
+    assert (
+        set(KNOWN_FAILURES)
+        == set(KNOWN_FAILURE_FLAGS)
+        == {
+            "string_vars",
+            "split_blocks",
+            "branch_kills",
+        }
+    )
 
 
 def test_a_campaign_shrinks_a_failure_to_a_minimal_reproducer():

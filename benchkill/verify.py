@@ -21,6 +21,11 @@ register to null, like Python's ``del``.  :func:`verify_kills` reports a
     A kill of a variable that the function returns.
 ``missed-kill`` (only with ``expect_complete=True``)
     A tensor or storage not killed after its last use; see :func:`verify_kills`.
+``use-out-of-scope``
+    A use or kill of a variable that is not defined there (e.g. bound in an ``If`` branch
+    and used after the ``If``): ill-formed IR, on which the VM reads a register that was
+    never written.  PrimType variables are not checked (symbolic shape variables are
+    defined by match_cast patterns, not by bindings).
 
 Aliases.  KillAfterLastUse starts with CanonicalizeBindings, which replaces a variable by
 the one it merely renames, so a kill that is harmless in the input can become a
@@ -57,6 +62,8 @@ RULES = {
     "use-after-kill": "use of a variable killed on some path to the use",
     "kill-output": "kill of a variable the function returns",
     "missed-kill": "tensor or storage not killed after its last use (expect_complete)",
+    "use-out-of-scope": "use or kill of a variable outside the scope that defines it "
+    "(ill-formed IR)",
 }
 
 
@@ -194,8 +201,8 @@ def _node(expr: object) -> int:
     return kind
 
 
-_NO_REGISTER_TYPES = (relax.FuncType, relax.ShapeType, tvm.ir.PrimType)
-_TENSOR, _NO_REGISTER, _OTHER_TYPE = range(3)
+_NO_REGISTER_TYPES = (relax.FuncType, relax.ShapeType)
+_TENSOR, _NO_REGISTER, _PRIM, _OTHER_TYPE = range(4)
 _type_cache: dict[type, int] = {}
 
 
@@ -205,6 +212,8 @@ def _type_class(ty: object) -> int:
     if kind is None:
         if issubclass(cls, relax.TensorType):
             kind = _TENSOR
+        elif issubclass(cls, tvm.ir.PrimType):
+            kind = _PRIM
         elif issubclass(cls, _NO_REGISTER_TYPES):
             kind = _NO_REGISTER
         else:
@@ -274,7 +283,7 @@ def _vars_in(expr: object) -> list:
 class _Scope:
     """A SeqExpr being walked: the function body (depth 0) or an If branch."""
 
-    __slots__ = ("seq", "bindings", "prefix", "depth", "index", "candidates", "result_name")
+    __slots__ = ("seq", "bindings", "prefix", "depth", "index", "candidates", "result_name", "defs")
 
     def __init__(self, seq: relax.SeqExpr, prefix: str, depth: int, result_name: str):
         self.seq = seq
@@ -284,6 +293,7 @@ class _Scope:
         self.index = 0
         self.candidates: list[tuple[int, relax.Var]] = []
         self.result_name = result_name
+        self.defs: list[int] = []  # handles bound here (out of scope after the scope)
 
 
 class _IfTask:
@@ -319,6 +329,7 @@ class _FunctionChecker:
         self.candidate_depth: dict[int, int] = {}
         self.last_use: dict[int, tuple[_Scope, int]] = {}
         self.cursor: list[tuple[_Scope, int]] = []  # current binding at each depth
+        self.in_scope: set[int] = set()  # handles of the parameters and visible bindings
 
     # -- driver --------------------------------------------------------------------------
 
@@ -327,6 +338,7 @@ class _FunctionChecker:
             h = param.__chandle__()
             self.nature[h] = _PARAM
             self.depth[h] = 0
+            self.in_scope.add(h)
         stack: list[_Scope | _IfTask] = [self._enter(func.body, "", 0, "return")]
         while stack:
             top = stack[-1]
@@ -431,6 +443,8 @@ class _FunctionChecker:
     ) -> None:
         var = binding.var
         h = var.__chandle__()
+        self.in_scope.add(h)
+        scope.defs.append(h)
         alias: int | None = None
         kind = _node(value)
         if type(binding) is relax.MatchCast:
@@ -499,6 +513,7 @@ class _FunctionChecker:
     # -- uses and kills --------------------------------------------------------------------
 
     def _use(self, var: relax.Var, scope: _Scope, index: int, result: bool = False) -> None:
+        self._check_in_scope(var, scope, index)
         root = self._root(var)
         killed_at = self.may.get(root)
         if killed_at is not None:
@@ -518,6 +533,17 @@ class _FunctionChecker:
             elif depth >= 0:
                 self.last_use[root] = self.cursor[depth]
 
+    def _check_in_scope(self, var: relax.Var, scope: _Scope, index: int) -> None:
+        if var.__chandle__() not in self.in_scope and _type_class(var.ty) != _PRIM:
+            self._report(
+                scope,
+                index,
+                var,
+                "use-out-of-scope",
+                f"{var.name} is not defined here (ill-formed IR: the VM would read a register "
+                "that was never written)",
+            )
+
     def _kill(self, scope: _Scope, call: relax.Call) -> None:
         index = scope.index
         args = _items(call.args)
@@ -533,6 +559,7 @@ class _FunctionChecker:
             )
             return
         var = args[0]
+        self._check_in_scope(var, scope, index)
         root = self._root(var)
         nature = self.nature.get(root)
         alias = "" if root == var.__chandle__() else " (an alias)"
@@ -554,7 +581,7 @@ class _FunctionChecker:
                 f"{var.name}{alias} is bound to a constant and has no VM register",
             )
             return
-        if _type_class(var.ty) == _NO_REGISTER:
+        if _type_class(var.ty) in (_NO_REGISTER, _PRIM):
             self._report(
                 scope,
                 index,
@@ -588,6 +615,7 @@ class _FunctionChecker:
         result_index = len(scope.bindings)
         for var in _vars_in(scope.seq.body):
             self._use(var, scope, result_index, result=True)
+        self.in_scope.difference_update(scope.defs)
         for root, var in scope.candidates:
             depth = self.candidate_depth.pop(root)
             where = self.last_use.pop(root, None)

@@ -285,6 +285,29 @@ def test_violation_is_a_frozen_record_printed_on_one_line():
     assert set(RULES) >= {v.rule for v in verify_kills(mod, True)}
 
 
+def test_a_use_outside_the_defining_scope_is_reported():
+    """TVM's default pipeline lowers this program to IR that reuses a storage bound in a
+    branch after the If (its StaticPlanBlockMemory; see tests/test_fuzz.py), and the VM
+    then reads a register that was never written."""
+    src = f"""
+@R.function
+def main(x: {T4}, flag: R.Tensor((), "bool")) -> {T4}:
+    if flag:
+        v1 = R.add(x, x)
+        v0 = v1
+    else:
+        v2 = R.add(x, x)
+        v3 = R.add(x, x)
+        v0 = v3
+    v4 = R.add(x, x)
+    v5 = R.add(x, x)
+    return v5
+"""
+    lowered = lower_to_kill_input(tvm.IRModule({"main": tvm.script.from_source(src)}))
+    assert found(lowered) == [("use-out-of-scope", "storage", "1")]
+    assert "ill-formed IR" in verify_kills(lowered)[0].message
+
+
 def test_only_modules_are_accepted():
     with pytest.raises(BenchkillError, match="IRModule"):
         verify_kills("main")  # type: ignore[arg-type]

@@ -121,6 +121,21 @@ def test_vm_figures_are_consistent(cache_of: Any) -> None:
     assert ratio >= 0.9  # a measured peak far below the static bound means a broken measurement
 
 
+def test_pytest_benchmarks_are_collected() -> None:
+    """tests/benchmarks is left out of the default run: check that it still collects."""
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "tests/benchmarks", "--collect-only", "-q"]
+        + ["-p", "no:cacheprovider"],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    for impl in ("benchkill", "tvm"):
+        assert f"test_kill_after_last_use[{impl}-3000-chain]" in out.stdout, out.stdout
+
+
 def test_asv_check_finds_no_problem() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "asv", "check", "--python=same"],

@@ -1,8 +1,11 @@
 """pytest-benchmark timings of KillAfterLastUse: benchkill's pass against TVM's C++ pass.
 
-Not part of the default test run (pyproject's addopts ignore this directory); run with
+Not part of the default test run (pyproject's addopts ``--ignore`` this directory); a
+path given on the command line is collected all the same, so run them with
 
-    python -m pytest tests/benchmarks --override-ini addopts= --benchmark-only
+    python -m pytest tests/benchmarks --benchmark-only --benchmark-autosave
+    python -m pytest tests/benchmarks --benchmark-only --benchmark-compare
+        --benchmark-compare-fail=median:10%     (one line: fails on a 10% slower median)
 
 Each generated module is a group (``chain-3000`` ...), so the tables of a run and of
 ``--benchmark-compare`` show the two implementations on the same module side by side.

@@ -15,16 +15,23 @@ anything else is handed to TVM's own CanonicalizeBindings.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import tvm
 import tvm_ffi
 from tvm import relax
 
 from . import ir
+from .last_use import OUTPUT, Scope, Sweep
 
 
-def canonicalize(func):
-    """``func`` after TVM's CanonicalizeBindings and removal of unused trivial bindings."""
-    result = _Canonicalizer().run(func)
+def canonicalize(func, sweep: Sweep):
+    """``func`` after TVM's CanonicalizeBindings and removal of unused trivial bindings.
+
+    ``sweep`` is :func:`.last_use.sweep_function` of ``func``: it lists the bindings
+    canonicalization can change, so only those are looked at again.
+    """
+    result = _Canonicalizer(sweep).run(func)
     if result is not None:
         return result
     return canonicalize_with_tvm(func)
@@ -123,80 +130,89 @@ class _Unsupported(Exception):
 _tir_vars_in_type = tvm_ffi.get_global_func("relax.analysis.TIRVarsInType")
 
 
+class _Opaque(NamedTuple):
+    """The value of a variable bound to an expression canonicalization cannot look into."""
+
+    handle: int
+
+
+def _ident(expr) -> tuple:
+    return ("opaque", expr.handle) if isinstance(expr, _Opaque) else ("node", expr.__chandle__())
+
+
 class _Canonicalizer:
     """CanonicalizeBindings for the common cases, following TVM's CanonicalizePlanner.
 
-    Plan (one traversal in TVM's visiting order): each binding's value is unwrapped
-    (an item of a known tuple becomes that field; a tuple of all items of one earlier
-    tuple becomes that tuple); a variable bound to a variable is a trivial binding,
-    removed, its uses replaced by the first non-trivial variable; a variable bound
-    to a constant has its uses replaced by the constant.  Apply: one rebuild.
+    Plan, over the sweep's candidate bindings in TVM's visiting order: each value is
+    unwrapped (an item of a known tuple becomes that field; a tuple of all items of one
+    earlier tuple becomes that tuple); a variable bound to a variable is a trivial
+    binding, removed, its uses replaced by the first non-trivial variable; a variable
+    bound to a constant has its uses replaced by the constant.  Apply: rebuild only the
+    bindings the sweep saw using a candidate variable.
 
     Only type-preserving replacements are done here, so no type is re-inferred
     differently from TVM's; any other case raises :class:`_Unsupported`.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, sweep: Sweep) -> None:
+        self.sweep = sweep
         self.known: dict[int, object] = {}  # handle -> unwrapped bound value
         self.trivial: dict[int, object] = {}  # handle -> variable it is bound to
         self.constant: dict[int, object] = {}  # handle -> constant it is bound to
         self.replace: dict[int, object] = {}
+        self.removed: set[tuple[int, int]] = set()  # (id(scope), position)
         self.builder = relax.BlockBuilder()
 
     def run(self, func):
+        sweep = self.sweep
+        if sweep.has_dataflow or sweep.has_local_function:
+            return None
         try:
-            self.plan(func.body)
+            for binding, scope, pos in sweep.canon_sites:
+                self.plan_binding(binding, scope, pos)
             for h, target in self.trivial.items():
                 while _is_var(target) and target.__chandle__() in self.trivial:
                     target = self.trivial[target.__chandle__()]
                 self.replace[h] = target
-            body = self.apply_scope(func.body)
+            body = self.apply_scope(sweep.root)
         except _Unsupported:
             return None
-        if body is func.body:
+        if body is None:
             return func
         return ir.make_function(func.params, body, func.ret_ty, func.is_pure, func.attrs, func.span)
 
     # -- plan ---------------------------------------------------------------
-    def plan(self, seq) -> None:
-        for block in ir.items(seq.blocks):
-            if type(block) is ir.DataflowBlock:
-                raise _Unsupported("dataflow block")
-            for binding in ir.items(block.bindings):
-                self.plan_binding(binding)
-
-    def plan_binding(self, binding) -> None:
+    def plan_binding(self, binding, scope: Scope, pos: int) -> None:
         var = binding.var
         value = binding.value
-        kind = type(value)
         same_type = True
         if type(binding) is ir.MatchCast:
             if ir.array_size(_tir_vars_in_type(binding.ty)):
                 raise _Unsupported("match_cast with symbolic variables")
             same_type = tvm_ffi.structural_equal(var.ty, value.ty)
-        if kind is ir.Function or kind is ir.SeqExpr:
-            raise _Unsupported("local function")
         unwrapped = self.unwrap(value)
         h = var.__chandle__()
         if _is_var(unwrapped) and same_type:
-            if not _same_type(var, unwrapped):
+            if not tvm_ffi.structural_equal(var.ty, unwrapped.ty):
                 raise _Unsupported("trivial binding that changes the type")
             if type(var.ty) in (ir.ShapeType, ir.PrimType):
                 raise _Unsupported("trivial binding of a shape or prim value")
             self.trivial[h] = unwrapped
+            self.removed.add((id(scope), pos))
         if type(unwrapped) is ir.GenericConst:
             if not tvm_ffi.structural_equal(var.ty, unwrapped.ty):
                 raise _Unsupported("constant binding that changes the type")
             self.constant[h] = unwrapped
         self.known[h] = unwrapped
-        if kind is ir.If:
-            self.plan(value.true_branch)
-            self.plan(value.false_branch)
 
     def unwrap_var(self, expr):
+        """Follow variables to their bound values (TVM's recursively_unwrap_var)."""
         while _is_var(expr):
-            nxt = self.known.get(expr.__chandle__())
-            if nxt is None or nxt is expr:
+            h = expr.__chandle__()
+            nxt = self.known.get(h)
+            if nxt is None:
+                return _Opaque(h) if h in self.sweep.bound else expr
+            if nxt is expr:
                 return expr
             expr = nxt
         return expr
@@ -225,48 +241,63 @@ class _Canonicalizer:
                 element = self.unwrap_var(field_)
                 if type(element) is not ir.TupleGetItem or element.index != i:
                     return value
-                if self.unwrap_var(element.tuple_value).__chandle__() != earlier.__chandle__():
+                if _ident(self.unwrap_var(element.tuple_value)) != _ident(earlier):
                     return value
             return earlier
         return value
 
     # -- apply --------------------------------------------------------------
-    def apply_scope(self, seq):
+    def apply_scope(self, scope: Scope):
+        """The new SeqExpr of ``scope``, or None when nothing in it changes."""
+        sid = id(scope)
+        touched = self.sweep.touched
+        new_children = {}
+        for pos, children in scope.children.items():
+            rewritten = [self.apply_scope(child) for child in children]
+            if any(r is not None for r in rewritten):
+                new_children[pos] = [
+                    child.seq if r is None else r
+                    for child, r in zip(children, rewritten, strict=True)
+                ]
         changed = False
         blocks = []
-        for block in ir.items(seq.blocks):
-            bindings = []
+        pos = 0
+        for block, bindings in zip(scope.blocks, scope.bindings, strict=True):
+            kept = []
             block_changed = False
-            for binding in ir.items(block.bindings):
-                if binding.var.__chandle__() in self.replace:
+            for binding in bindings:
+                key = (sid, pos)
+                if key in self.removed:
                     block_changed = True
-                    continue
-                new = self.apply_binding(binding)
-                block_changed |= new is not binding
-                bindings.append(new)
+                elif key in touched or pos in new_children:
+                    kept.append(self.apply_binding(binding, key in touched, new_children.get(pos)))
+                    block_changed = True
+                else:
+                    kept.append(binding)
+                pos += 1
             if block_changed:
                 changed = True
-                if bindings:
-                    blocks.append(ir.make_binding_block(bindings, None))
+                if kept:
+                    blocks.append(ir.make_binding_block(kept, None))
             else:
                 blocks.append(block)
-        body = self.expr(seq.body)
+        seq = scope.seq
+        body = self.expr(seq.body) if (sid, OUTPUT) in touched else seq.body
         if not changed and body is seq.body:
-            return seq
+            return None
         new_seq = ir.make_seq_expr(blocks, body, seq.span)
         ir.update_type(new_seq, seq.ty)
         return new_seq
 
-    def apply_binding(self, binding):
+    def apply_binding(self, binding, touched: bool, new_branches):
         value = binding.value
         if type(value) is ir.If:
-            cond = self.expr(value.cond)
-            true_b = self.apply_scope(value.true_branch)
-            false_b = self.apply_scope(value.false_branch)
-            if cond is value.cond and true_b is value.true_branch and false_b is value.false_branch:
-                return binding
+            cond = self.expr(value.cond) if touched else value.cond
+            true_b, false_b = new_branches or (value.true_branch, value.false_branch)
             new_value = ir.make_if(cond, true_b, false_b, value.span)
             ir.update_type(new_value, value.ty)
+        elif new_branches is not None:
+            raise _Unsupported("local function")
         else:
             new_value = self.expr(value)
             if new_value is value:
@@ -305,7 +336,3 @@ class _Canonicalizer:
                 return expr
             return ir.normalize(self.builder, relax.TupleGetItem(tup, expr.index, expr.span))
         return expr
-
-
-def _same_type(a, b) -> bool:
-    return tvm_ffi.structural_equal(a.ty, b.ty)

@@ -49,7 +49,7 @@ def kill_after_last_use(func, *, exclude_null_value: bool = True, tvm_compatible
 def _kill_after_last_use(func, exclude_null_value: bool, tvm_compatible: bool):
     sweep = sweep_function(func)
     if sweep.needs_canonicalize:
-        func = canonicalize(func)
+        func = canonicalize(func, sweep)
         sweep = sweep_function(func)
     plan = plan_kills(sweep, exclude_null_value=exclude_null_value, tvm_compatible=tvm_compatible)
     return rewrite_function(func, sweep.root, plan, ir.KillFactory())

@@ -34,6 +34,8 @@ OUTPUT = -1
 
 # Operator codes of the hot path (:meth:`_Sweeper.call_binding`).
 _PLAIN, _ALLOC_STORAGE, _ALLOC_TENSOR, _SPECIAL = range(4)
+#: Binding values that canonicalization may replace, inline or look through.
+_CANDIDATE_VALUES = (ir.Var, ir.DataflowVar, ir.GenericConst, ir.Tuple, ir.TupleGetItem)
 #: Argument kinds that hold no Relax variable a kill could target.
 _LEAVES = (ir.GenericConst, ir.ShapeExpr, ir.IntImm, ir.FloatImm, ir.StringImm)
 
@@ -70,6 +72,15 @@ class Sweep:
     null_values: set
     killed: set
     needs_canonicalize: bool
+    #: what canonicalization needs (see :mod:`.canonicalize`): bindings whose value is a
+    #: variable, constant, tuple or tuple item, or a match_cast, as (binding, scope,
+    #: position) in visiting order; the (id(scope), position) of bindings that use
+    #: such a variable (position OUTPUT: the scope's result); every bound variable
+    canon_sites: list
+    touched: set
+    bound: dict
+    has_dataflow: bool
+    has_local_function: bool
 
 
 def sweep_function(func) -> Sweep:
@@ -91,6 +102,11 @@ class _Sweeper:
         self.tuple_vars: set[int] = set()  # bound to a Tuple literal
         self.tgi_vars: set[int] = set()  # bound to a TupleGetItem
         self.needs_canonicalize = False
+        self.candidates: set[int] = set()
+        self.canon_sites: list = []
+        self.touched: set[tuple[int, int]] = set()
+        self.has_dataflow = False
+        self.has_local_function = False
         self.pos_stack: list[int] = []
         self.op_codes = {ir.op_handle(n): _ALLOC_STORAGE for n in ir.ALLOC_STORAGE}
         self.op_codes.update({ir.op_handle(n): _ALLOC_TENSOR for n in ir.ALLOC_TENSOR})
@@ -117,6 +133,11 @@ class _Sweeper:
             self.null_values,
             self.killed,
             self.needs_canonicalize,
+            self.canon_sites,
+            self.touched,
+            self.defined,
+            self.has_dataflow,
+            self.has_local_function,
         )
 
     # -- scopes ---------------------------------------------------------------
@@ -137,6 +158,7 @@ class _Sweeper:
             dataflow = type(block) is ir.DataflowBlock
             if dataflow:
                 self.needs_canonicalize = True
+                self.has_dataflow = True
             scope.bindings.append(bindings)
             scope.dataflow.append(dataflow)
             for binding in bindings:
@@ -174,6 +196,8 @@ class _Sweeper:
         h = var.__chandle__()
         if code == _ALLOC_STORAGE:
             self.storage.add(h)
+            if self.candidates:
+                self.touch_args(value, scope, pos)
         elif code == _ALLOC_TENSOR:
             self.use_var(ir.array_get(value.args, 0))
             self.tensors.add(h)
@@ -191,6 +215,8 @@ class _Sweeper:
                     if found is not None:
                         if found[0] == depth and found[1] is scope:
                             last_use[ah] = pos
+                            if ah in self.candidates:
+                                self.touched.add((id(scope), pos))
                         else:
                             self.use_var(arg)
                 elif arg_type not in _LEAVES:
@@ -206,6 +232,9 @@ class _Sweeper:
         h = var.__chandle__()
         value = binding.value
         kind = type(value)
+        if type(binding) is not ir.VarBinding or kind in _CANDIDATE_VALUES:
+            self.candidates.add(h)
+            self.canon_sites.append((binding, scope, pos))
         if type(binding) is not ir.VarBinding:  # MatchCast
             self.needs_canonicalize = True
             self.use(value)
@@ -214,10 +243,15 @@ class _Sweeper:
             oh = op.__chandle__() if type(op) is not ir.Var else 0
             if oh in self.alloc_storage:
                 self.storage.add(h)
+                if self.candidates:
+                    self.touch_args(value, scope, pos)
             elif oh == self.null_value:
                 self.null_values.add(h)
             elif oh in self.kills:
-                self.killed.add(_kill_target(value))
+                target = _kill_target(value)
+                self.killed.add(target)
+                if target in self.candidates:
+                    self.touched.add((id(scope), pos))
             elif oh in self.alloc_tensor:
                 # Only the storage argument can be a killable variable; the offset,
                 # shape and dtype arguments are prim, shape and dtype values.
@@ -255,6 +289,7 @@ class _Sweeper:
             self.use(tup)
         elif kind is ir.Function or kind is ir.SeqExpr:
             self.needs_canonicalize = True
+            self.has_local_function = True
             self.nested(scope, pos)
             body = value.body if kind is ir.Function else value
             scope.children[pos] = [self.scope(body)]
@@ -262,6 +297,13 @@ class _Sweeper:
             self.use(value)
         self.defined[h] = (depth, scope, var)
         scope.defs.append((h, var, pos))
+
+    def touch_args(self, call, scope: Scope, pos: int) -> None:
+        """Mark the binding if a call argument the sweep does not visit is a candidate
+        of canonicalization (e.g. a dtype constant bound to a variable)."""
+        for arg in ir.items(call.args):
+            if _is_var(arg) and arg.__chandle__() in self.candidates:
+                self.touched.add((id(scope), pos))
 
     @staticmethod
     def nested(scope: Scope, pos: int) -> None:
@@ -277,6 +319,8 @@ class _Sweeper:
                 return  # a parameter
             depth, scope, _ = defined
             stack = self.scope_stack
+            if h in self.candidates:
+                self.touched.add((id(stack[-1]), self.pos_stack[-1]))
             if depth < len(stack) and stack[depth] is scope:
                 self.last_use[h] = self.pos_stack[depth]
             else:
@@ -322,6 +366,10 @@ class _Sweeper:
             raise BenchkillError(
                 f"malformed IR: a {kind.__name__} nested inside an expression (not normalized)"
             )
+
+
+def _is_var(expr) -> bool:
+    return type(expr) is ir.Var or type(expr) is ir.DataflowVar
 
 
 def _kill_target(call) -> int:

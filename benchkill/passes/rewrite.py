@@ -36,9 +36,7 @@ def _rewrite_scope(scope: Scope, plan: dict, make_kill: ir.KillFactory):
 
     blocks = []
     pos = 0
-    for block, bindings, dataflow in zip(
-        scope.blocks, scope.bindings, scope.dataflow, strict=True
-    ):
+    for block, bindings, dataflow in zip(scope.blocks, scope.bindings, scope.dataflow, strict=True):
         if not bindings:
             continue
         end = pos + len(bindings)

@@ -296,3 +296,28 @@ def test_canonicalization_in_python_or_by_tvm(name, python_path, monkeypatch, sa
     calls = _count_tvm_canonicalizations(monkeypatch)
     same_as_tvm(mod)
     assert (not calls) == python_path
+
+
+def _with_blocks(func, *sizes):
+    """``func`` with its single binding block split into blocks of ``sizes`` (raw IR)."""
+    from benchkill.passes import ir
+
+    bindings = list(func.body.blocks[0].bindings)
+    assert sum(sizes) == len(bindings)
+    blocks, start = [], 0
+    for size in sizes:
+        blocks.append(ir.make_binding_block(bindings[start : start + size], None))
+        start += size
+    seq = ir.make_seq_expr(blocks, func.body.body, None)
+    ir.update_type(seq, func.body.ty)
+    return tvm.IRModule(
+        {"main": ir.make_function(func.params, seq, func.ret_ty, func.is_pure, func.attrs, None)}
+    )
+
+
+@pytest.mark.parametrize("sizes", [(1, 6), (0, 3, 4), (3, 4, 0)])
+def test_adjacent_and_empty_blocks_are_merged_and_dropped_as_tvm_does(sizes, same_as_tvm):
+    mod = _with_blocks(PreexistingKills["main"].with_attr("global_symbol", "main"), *sizes)
+    assert len(mod["main"].body.blocks) == len(sizes)
+    after = same_as_tvm(mod)
+    assert len(after["main"].body.blocks) == 1

@@ -1,11 +1,14 @@
 """Step 3 of the pass: rebuild the function with the planned kills.
 
 Every binding and block that does not change is reused as it is.  Like TVM's
-ExprMutator, each rebuilt SeqExpr drops empty binding blocks.  New nodes are built
+ExprMutator and BlockBuilder, each SeqExpr drops empty binding blocks and merges
+adjacent blocks of one kind.  New nodes are built
 with the raw FFI constructors; the kills are typed by :meth:`KillFactory.finish`.
 """
 
 from __future__ import annotations
+
+from itertools import pairwise
 
 from . import ir
 from .last_use import Scope
@@ -30,31 +33,49 @@ def _rewrite_scope(scope: Scope, plan: dict, make_kill: ir.KillFactory):
                 child.seq if r is None else r for child, r in zip(children, rewritten, strict=True)
             ]
     kills = plan.get(id(scope), {})
-    empty_block = any(not bindings for bindings in scope.bindings)
-    if not kills and not new_children and not empty_block:
+    kinds = [
+        dataflow
+        for bindings, dataflow in zip(scope.bindings, scope.dataflow, strict=True)
+        if bindings
+    ]
+    irregular = len(kinds) < len(scope.bindings) or any(a == b for a, b in pairwise(kinds))
+    if not kills and not new_children and not irregular:
         return None
 
-    blocks = []
+    # (dataflow, original block or None, bindings): adjacent blocks of one kind merged,
+    # as TVM's BlockBuilder does when its ExprMutator rebuilds a SeqExpr
+    merged: list[list] = []
     pos = 0
     for block, bindings, dataflow in zip(scope.blocks, scope.bindings, scope.dataflow, strict=True):
         if not bindings:
             continue
         end = pos + len(bindings)
         if not any(p in kills or p in new_children for p in range(pos, end)):
-            blocks.append(block)
+            out = bindings
             pos = end
-            continue
-        out = []
-        append = out.append
-        for binding in bindings:
-            if pos in new_children:
-                binding = _rebuild_binding(binding, new_children[pos])
-            append(binding)
-            group = kills.get(pos)
-            if group is not None:
-                out.extend(make_kill.kills(group, dataflow))
-            pos += 1
-        blocks.append((ir.make_dataflow_block if dataflow else ir.make_binding_block)(out, None))
+        else:
+            out = []
+            append = out.append
+            for binding in bindings:
+                if pos in new_children:
+                    binding = _rebuild_binding(binding, new_children[pos])
+                append(binding)
+                group = kills.get(pos)
+                if group is not None:
+                    out.extend(make_kill.kills(group, dataflow))
+                pos += 1
+            block = None
+        if merged and merged[-1][0] == dataflow:
+            merged[-1][1] = None
+            merged[-1][2] = merged[-1][2] + out
+        else:
+            merged.append([dataflow, block, out])
+    blocks = [
+        block
+        if block is not None
+        else (ir.make_dataflow_block if dataflow else ir.make_binding_block)(out, None)
+        for dataflow, block, out in merged
+    ]
     seq = scope.seq
     new_seq = ir.make_seq_expr(blocks, seq.body, seq.span)
     ir.update_type(new_seq, seq.ty)

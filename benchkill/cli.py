@@ -14,7 +14,7 @@ from importlib import import_module
 from . import __version__
 from .errors import BenchkillError
 
-COMMANDS = ("run", "compare", "plot", "report", "generate", "apply", "verify", "fuzz")
+COMMANDS = ("run", "compare", "plot", "report", "targets", "generate", "apply", "verify", "fuzz")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -14,7 +14,18 @@ from importlib import import_module
 from . import __version__
 from .errors import BenchkillError
 
-COMMANDS = ("run", "compare", "plot", "report", "targets", "generate", "apply", "verify", "fuzz")
+COMMANDS = (
+    "run",
+    "compare",
+    "plot",
+    "report",
+    "targets",
+    "generate",
+    "apply",
+    "profile",
+    "verify",
+    "fuzz",
+)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,65 @@
+"""Where benchkill's pass spends its time: CPU time per binding of each step.
+
+Runs the steps of :func:`.kill_after_last_use.kill_after_last_use` one by one on a
+function, several times, and reports the minimum CPU time (``time.process_time``, which
+other jobs on a shared machine disturb far less than wall time) of each step divided by
+the number of bindings.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from dataclasses import dataclass
+
+from . import ir
+from .canonicalize import canonicalize
+from .last_use import sweep_function
+from .plan import plan_kills
+from .rewrite import rewrite_function
+
+STEPS = ("sweep", "canonicalize", "sweep again", "plan", "rebuild")
+
+
+@dataclass(frozen=True)
+class StepProfile:
+    """Minimum CPU seconds of each step over the repeats, for ``bindings`` bindings."""
+
+    bindings: int
+    seconds: dict[str, float]
+
+    def per_binding_us(self) -> dict[str, float]:
+        return {step: s / self.bindings * 1e6 for step, s in self.seconds.items()}
+
+
+def profile_function(func, bindings: int, repeats: int = 3, clock=time.process_time) -> StepProfile:
+    """Time each step of the pass on ``func`` (a Relax function with ``bindings`` bindings)."""
+    best: dict[str, float] = {}
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            times = {}
+            t = clock()
+            sweep = sweep_function(func)
+            times["sweep"] = clock() - t
+            current = func
+            if sweep.needs_canonicalize:
+                t = clock()
+                current = canonicalize(func, sweep)
+                times["canonicalize"] = clock() - t
+                t = clock()
+                sweep = sweep_function(current)
+                times["sweep again"] = clock() - t
+            t = clock()
+            plan = plan_kills(sweep, exclude_null_value=True, tvm_compatible=True)
+            times["plan"] = clock() - t
+            t = clock()
+            rewrite_function(current, sweep.root, plan, ir.KillFactory())
+            times["rebuild"] = clock() - t
+            for step, seconds in times.items():
+                best[step] = min(best.get(step, seconds), seconds)
+    finally:
+        if was_enabled:
+            gc.enable()
+    return StepProfile(bindings, {s: best[s] for s in STEPS if s in best})

@@ -76,7 +76,10 @@ def scaling_exponents(
 def format_targets(records: Sequence[Any]) -> str:
     """The pass and VM target figures of ``records`` as Markdown tables."""
     lines = ["| pass figure | measured | target | met |", "|---|---|---|---|"]
-    for row in pass_targets(records):
+    rows = pass_targets(records)
+    if all(row["value"] is None for row in rows):
+        lines, rows = [], []
+    for row in rows:
         value = "n/a" if row["value"] is None else f"{row['value']:.3f}"
         met = {None: "n/a", True: "yes", False: "**no**"}[row["met"]]
         lines.append(f"| {row['figure']} | {value} | {row['target']} | {met} |")
@@ -93,6 +96,8 @@ def format_targets(records: Sequence[Any]) -> str:
 
     vm_rows = target_figures(records)
     if vm_rows:
+        if lines:
+            lines.append("")
         keys = [
             "peak_over_bound",
             "none_over_kills",
@@ -101,7 +106,7 @@ def format_targets(records: Sequence[Any]) -> str:
             "kill_time_ratio",
             "compiled_over_bytecode",
         ]
-        lines += ["", "| workload | exec mode | allocator | " + " | ".join(keys) + " |"]
+        lines += ["| workload | exec mode | allocator | " + " | ".join(keys) + " |"]
         lines.append("|---" * (3 + len(keys)) + "|")
         for row in vm_rows:
             cells = [f"{row[k]:.3f}" if k in row else "" for k in keys]

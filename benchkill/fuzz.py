@@ -157,6 +157,7 @@ _STATEMENTS = (
     "match_cast",
     "tuple",
     "item",
+    "retuple",
     "constant",
     "null",
     "kill",
@@ -209,11 +210,9 @@ class _Program:
         max_statements: int,
         max_depth: int,
         string_vars: bool = False,
-        split_blocks: bool = False,
         branch_kills: bool = False,
     ):
         self.draw = draw
-        self.split_blocks = split_blocks
         self.branch_kills = branch_kills
         self.a = _atoms()
         self.budget = max_statements
@@ -263,8 +262,9 @@ class _Program:
             _ir_ffi.Var("obj", a.any, None),
             _ir_ffi.Var("flag", a.bool_tensor, None),
             _ir_ffi.Var("cond", a.bool_prim, None),
+            _ir_ffi.Var("pair", a.pair, None),
         ]
-        for var, kind in zip(params, (TENSOR, OBJECT, BOOL, PRIM), strict=True):
+        for var, kind in zip(params, (TENSOR, OBJECT, BOOL, PRIM, PAIR), strict=True):
             self.values.append(_Value(var, kind, param=True))
         self.scopes.append([])
         self.statements(self.budget)
@@ -283,8 +283,9 @@ class _Program:
 
     def close(self, result) -> relax.SeqExpr:
         bindings = self.scopes.pop()
-        # one or two binding blocks (the pass keeps kills in the block of their binding)
-        split = self.draw(st.integers(0, len(bindings))) if bindings and self.split_blocks else 0
+        # one or two binding blocks (TVM's pass merges adjacent blocks; its kills go in the
+        # block of their binding)
+        split = self.draw(st.integers(0, len(bindings))) if bindings else 0
         if not bindings:
             blocks = []  # as TVMScript parses an empty scope
         elif split in (0, len(bindings)):
@@ -417,12 +418,30 @@ class _Program:
     def stmt_tuple(self) -> None:
         fields = []
         for _ in range(self.draw(st.integers(1, 3))):
+            if self.draw(st.integers(0, 5)) == 0:  # an inline constant field
+                fields.append(_Value(relax.const(np.float32(0.5), "float32"), CONST))
+                continue
             # no PrimType field: TVMScript cannot parse R.Tuple(T.bool) back inside a module
-            picked = self.pick((TENSOR, OBJECT, STORAGE, CONST, NULL, SHAPE, PAIR, LOOSE))
+            picked = self.pick((TENSOR, OBJECT, STORAGE, CONST, NULL, SHAPE, PAIR, LOOSE, LITERAL))
             if picked is not None:
                 fields.append(picked)
         if fields:
             self.literal(fields)
+
+    def stmt_retuple(self) -> None:
+        """``(t[0], t[1])`` of a tuple that is not a literal: CanonicalizeBindings makes it
+        an alias of ``t`` when ``t`` is a parameter, and opaque otherwise."""
+        picked = self.pick((PAIR,))
+        if picked is None:
+            return
+        a = self.a
+        first = self.bind(TENSOR, a.tensor, _ir_ffi.TupleGetItem(picked.var, 0, None), "item")
+        second = self.bind(OBJECT, a.any, _ir_ffi.TupleGetItem(picked.var, 1, None), "item")
+        value = _ir_ffi.Tuple([first.var, second.var], None)
+        if picked.root.param:
+            self.bind(PAIR, a.pair, value, "copy", root=picked.root)
+        else:
+            self.bind(PAIR, a.pair, value, "copy")
 
     def literal(self, fields: list[_Value]) -> _Value:
         value = _ir_ffi.Tuple([f.var for f in fields], None)
@@ -490,7 +509,10 @@ class _Program:
         if self.depth() >= self.max_depth:
             return
         a = self.a
-        cond = self.pick((BOOL,)) if self.draw(st.booleans()) else None
+        how = self.draw(st.sampled_from(("param", "bool", "computed")))
+        cond = self.pick((BOOL,)) if how == "bool" else None
+        if how == "computed":  # a condition the If reads last: its kill goes after the If
+            cond = self.extern_call(BOOL)
         if cond is None:
             cond = next(v for v in self.values if v.param and v.kind == PRIM)
         branches = []
@@ -509,8 +531,6 @@ class _Program:
 KNOWN_FAILURES = {
     "string_vars": "bind R.str values to variables: TVM's pass kills them (no VM register), "
     "both VM code generators then fail",
-    "split_blocks": "split scopes into two adjacent binding blocks: TVM's pass merges them, "
-    "benchkill's keeps them apart",
     "branch_kills": "pre-existing kills of outer values inside an If branch: both passes then "
     "kill the value on no other path (missed kills, also in tvm_compatible=False mode)",
 }

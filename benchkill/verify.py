@@ -319,7 +319,8 @@ class _FunctionChecker:
         self.nature: dict[int, str] = {}  # root handle -> _PARAM / _CONST / _NULL / _STORAGE
         self.depth: dict[int, int] = {}  # root handle -> depth of its defining scope
         self.tuple_fields: dict[int, list] = {}  # root bound to a tuple literal -> fields
-        self.item_of: dict[int, tuple[int, int]] = {}  # var = t[i] (t opaque) -> (root t, i)
+        # var = t[i] with t not a tuple literal -> (root of t, i, number of fields of t)
+        self.item_of: dict[int, tuple[int, int, int]] = {}
         # Kills on some path (root -> kill location) and on every path; the log lets If
         # branches undo their kills before the other branch is walked.
         self.may: dict[int, tuple[_Scope, int]] = {}
@@ -456,8 +457,8 @@ class _FunctionChecker:
             alias = self._define_item(h, value)
         elif kind == _TUPLE:
             fields = _items(value.fields)
-            alias = self._rebuilt_tuple(fields)
-            if alias is None:
+            rebuilt, alias = self._rebuilt_tuple(fields)
+            if not rebuilt:
                 self.tuple_fields[h] = fields
         elif kind == _CONSTANT:
             self.nature[h] = _CONST
@@ -479,7 +480,8 @@ class _FunctionChecker:
         troot = self._root(tup)
         fields = self.tuple_fields.get(troot)
         if fields is None:
-            self.item_of[h] = (troot, int(value.index))
+            arity = len(getattr(tup.ty, "fields", ()))
+            self.item_of[h] = (troot, int(value.index), arity)
             return None
         field = fields[int(value.index)]
         if _node(field) == _VAR:
@@ -488,21 +490,23 @@ class _FunctionChecker:
             self.nature[h] = _CONST
         return None
 
-    def _rebuilt_tuple(self, fields: list) -> int | None:
-        """``(p[0], ..., p[n-1])`` of a parameter tuple ``p`` is ``p`` itself."""
+    def _rebuilt_tuple(self, fields: list) -> tuple[bool, int | None]:
+        """Whether ``(t[0], ..., t[n-1])`` copies an n-tuple ``t`` that is not a literal,
+        and the root it aliases: ``t`` when ``t`` is a parameter; otherwise none, and the
+        copy is no tuple literal either (CanonicalizeBindings knows it as ``t``'s value)."""
         if not fields:
-            return None
+            return False, None
         source = None
         for i, field in enumerate(fields):
             if _node(field) != _VAR:
-                return None
+                return False, None
             item = self.item_of.get(self._root(field))
-            if item is None or item[1] != i or (source is not None and item[0] != source):
-                return None
+            if item is None or item[1] != i or item[2] != len(fields):
+                return False, None
+            if source is not None and item[0] != source:
+                return False, None
             source = item[0]
-        if self.nature.get(source) != _PARAM:
-            return None
-        return source
+        return True, (source if self.nature.get(source) == _PARAM else None)
 
     def _is_candidate(self, h: int, var: relax.Var) -> bool:
         nature = self.nature.get(h)

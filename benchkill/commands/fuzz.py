@@ -10,7 +10,6 @@ from ..errors import BenchkillError
 # here so that building the CLI does not import hypothesis, a test-only dependency.
 KNOWN_FAILURE_FLAGS = {
     "string_vars": "bind R.str values to variables (TVM's pass kills them)",
-    "split_blocks": "two adjacent binding blocks per scope (TVM merges them)",
     "branch_kills": "pre-existing kills of outer values inside If branches",
 }
 

@@ -126,6 +126,37 @@ def test_a_refining_match_cast_and_a_tuple_hold_their_own_reference():
     assert found(items) == [("use-after-kill", "u", "7"), ("use-after-kill", "v", "7")]
 
 
+def test_a_copy_of_a_tuple_is_an_alias_only_of_a_parameter():
+    # CanonicalizeBindings turns (p[0], p[1]) into p for a parameter p; for any other
+    # tuple the copy stays, and it is no tuple literal either (its items are not merged).
+    params = f"x: {T4}, pair: R.Tuple({T4}, R.Any)"
+    copy_of_param = module(
+        """
+        a = pair[0]
+        b = pair[1]
+        t = (a, b)
+        R.vm.kill_object(t)
+        return x
+    """,
+        params,
+    )
+    assert found(copy_of_param) == [("kill-param", "t", "3")]
+    copy_of_result = module(
+        """
+        p = R.call_packed("f", x, ty_args=(R.Tuple(R.Tensor((4,), "float32"), R.Any),))
+        a = p[0]
+        b = p[1]
+        t = (a, b)
+        R.memory.kill_tensor(a)
+        u = t[0]
+        v = f(u, T4)
+        return v
+    """,
+        params,
+    )
+    assert found(copy_of_result) == []
+
+
 def test_use_after_kill_follows_paths_through_if():
     mod = module("""
         a = f(x, T4)

@@ -17,6 +17,7 @@ from .errors import BenchkillError
 COMMANDS = (
     "run",
     "compare",
+    "trust",
     "plot",
     "report",
     "targets",

@@ -103,7 +103,10 @@ def run_trials(
 
 
 def _subprocess(argv: list[str], env: dict[str, str]) -> int:
-    return subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, check=False).returncode
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    if done.returncode not in (0, 1):
+        sys.stderr.write(done.stderr[-2000:])
+    return done.returncode
 
 
 def measure(

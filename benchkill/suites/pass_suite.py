@@ -43,8 +43,9 @@ NAIVE_MAX_BINDINGS = 100_000
 MIN_REPEATS, MAX_REPEATS, CASE_BUDGET_SECONDS = 3, 15, 6.0
 
 TIME, MEMORY, SPEEDUP = "pass_time", "pass_peak_python_memory", "speedup_vs_tvm"
-#: The same rounds timed in CPU time of the process (``time.process_time``): the metric
-#: to alert on when the machine is shared, since other jobs barely change it.
+#: The same rounds timed in CPU time of the process (``time.process_time``).  Other
+#: processes do not add to it, but on a virtual machine time the hypervisor takes from the
+#: vCPU does (measured: it drifts between runs like wall time, see README "trust").
 CPU_TIME = "pass_cpu_time"
 
 

@@ -170,7 +170,7 @@ _STATEMENTS = (
 class _Value:
     """A variable of the drawn program and what it is (for picking operands and kills)."""
 
-    __slots__ = ("var", "kind", "root", "depth", "exposes", "fields", "param", "serial")
+    __slots__ = ("var", "kind", "root", "depth", "exposes", "fields", "param", "serial", "item")
     _serials = iter(range(1 << 62))
 
     def __init__(self, var, kind, root=None, depth=0, fields=None, param=False):
@@ -181,6 +181,7 @@ class _Value:
         self.depth = depth
         self.fields = fields  # the field values of a tuple literal
         self.param = param
+        self.item: tuple[_Value, int] | None = None  # (tuple, index) of an item of a pair
         # Roots this value lets a later binding reach (a tuple literal reaches its fields).
         exposes = {self.root.serial}
         for field in fields or ():
@@ -429,38 +430,45 @@ class _Program:
             self.literal(fields)
 
     def stmt_retuple(self) -> None:
-        """``(t[0], t[1])`` of a tuple that is not a literal: CanonicalizeBindings makes it
-        an alias of ``t`` when ``t`` is a parameter, and opaque otherwise."""
+        """``(t[0], t[1])`` of a pair that is not a literal (see :meth:`literal`)."""
         picked = self.pick((PAIR,))
         if picked is None:
             return
-        a = self.a
-        first = self.bind(TENSOR, a.tensor, _ir_ffi.TupleGetItem(picked.var, 0, None), "item")
-        second = self.bind(OBJECT, a.any, _ir_ffi.TupleGetItem(picked.var, 1, None), "item")
-        value = _ir_ffi.Tuple([first.var, second.var], None)
-        if picked.root.param:
-            self.bind(PAIR, a.pair, value, "copy", root=picked.root)
-        else:
-            self.bind(PAIR, a.pair, value, "copy")
+        first, second = (self.item_of(picked, index) for index in (0, 1))
+        self.literal([first, second])
 
     def literal(self, fields: list[_Value]) -> _Value:
+        """A tuple of ``fields``.  Like CanonicalizeBindings, ``(t[0], t[1])`` of a pair ``t``
+        that is not a literal is ``t`` itself when ``t`` is a parameter, and an opaque pair
+        (whose items are not its fields) otherwise."""
         value = _ir_ffi.Tuple([f.var for f in fields], None)
+        items = [f.root.item for f in fields]
+        if len(items) == 2 and all(items) and items[0][0] is items[1][0]:
+            if (items[0][1], items[1][1]) == (0, 1):
+                source = items[0][0]
+                root = source if source.param else None
+                return self.bind(PAIR, self.a.pair, value, "copy", root=root)
         return self.bind(LITERAL, value.ty, value, "tup", fields=fields)
+
+    def item_of(self, pair: _Value, index: int) -> _Value:
+        a = self.a
+        kind, ty = ((TENSOR, a.tensor), (OBJECT, a.any))[index]
+        item = self.bind(kind, ty, _ir_ffi.TupleGetItem(pair.var, index, None), "item")
+        item.item = (pair.root, index)
+        return item
 
     def stmt_item(self) -> None:
         picked = self.pick((PAIR, LITERAL))
         if picked is None:
             return
-        a = self.a
         arity = len(picked.fields) if picked.kind == LITERAL else 2
         index = self.draw(st.integers(0, arity - 1))
-        value = _ir_ffi.TupleGetItem(picked.var, index, None)
         if picked.kind == LITERAL:  # CanonicalizeBindings replaces it by the field
             field = picked.fields[index]
+            value = _ir_ffi.TupleGetItem(picked.var, index, None)
             self.bind(field.kind, field.var.ty, value, "item", root=field.root, fields=field.fields)
         else:
-            kind, ty = ((TENSOR, a.tensor), (OBJECT, a.any))[index]
-            self.bind(kind, ty, value, "item")
+            self.item_of(picked, index)
 
     def stmt_constant(self) -> None:
         a = self.a

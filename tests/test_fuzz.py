@@ -295,6 +295,28 @@ def test_tvm_turns_a_kill_of_a_symbolic_match_cast_into_a_kill_of_the_parameter(
     assert results["tvm"] is None
 
 
+def test_tvm_turns_a_kill_of_a_tuple_copy_into_a_kill_of_the_parameter():
+    """Found by the fuzzer (TVM 0.27 and benchkill alike): ``(pair[0], pair[1])`` is a
+    new tuple with its own register, but CanonicalizeBindings replaces it by the parameter
+    ``pair``, so its pre-existing kill becomes a kill of the parameter."""
+    mod = parse("""
+        @R.function(pure=False)
+        def main(x: R.Tensor((4,), "float32"), pair: R.Tuple(R.Tensor((4,), "float32"), R.Any)):
+            a = pair[0]
+            b = pair[1]
+            t = (a, b)
+            y = R.call_packed("f", t, ty_args=(R.Tensor((4,), "float32"),))
+            R.vm.kill_object(t)
+            return y
+    """)
+    # The verifier already sees t as pair (it follows CanonicalizeBindings' aliases)...
+    assert [(v.rule, v.variable) for v in verify_kills(mod)] == [("kill-param", "t")]
+    for out in (relax.transform.KillAfterLastUse()(mod), benchkill.KillAfterLastUse()(mod)):
+        # ... and the passes write it so: R.vm.kill_object(pair).
+        assert "R.vm.kill_object(pair)" in out["main"].script()
+        assert [(v.rule, v.variable) for v in verify_kills(out)] == [("kill-param", "pair")]
+
+
 PLANNER_BUG = """
     @R.function
     def main(x: R.Tensor((4,), "float32"), flag: R.Tensor((), "bool")) -> R.Tensor((4,), "float32"):

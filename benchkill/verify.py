@@ -9,7 +9,8 @@ register to null, like Python's ``del``.  :func:`verify_kills` reports a
 ``kill-null-value``, ``kill-constant``, ``kill-no-register-type``
     A kill of a variable the VM keeps no register for: one bound to ``R.null_value()``, to a
     constant (a tensor constant, ``R.str``, ``R.dtype``, a prim value), or of FuncType,
-    ShapeType or PrimType.  Both VM code generators fail on such a kill.
+    ShapeType or PrimType.  Code generation fails on such a kill (``exec_mode="compiled"``
+    always; bytecode for constants, and it ignores a kill of a null value).
 ``kill-param``
     A kill of a function parameter.
 ``double-kill``
@@ -34,9 +35,11 @@ CanonicalizeBindings merges: ``y = x``, ``y = R.match_cast(x, T)`` with T equal 
 ``y = t[i]`` where ``t`` is bound to a tuple literal (``y`` is then its i-th field), and a
 tuple rebuilt item by item from a parameter tuple.  A match_cast that refines the type
 (``R.match_cast(obj, R.Tensor(...))``) gets a register of its own and is not an alias.
+Not modelled: a match_cast that becomes trivial once CanonicalizeBindings has inferred a
+symbolic dimension (``R.match_cast(x, R.Tensor((n,)))`` of a float32[4] ``x``).
 
-The check walks each function once with an explicit stack (no recursion), in time linear
-in the number of bindings times the ``If`` nesting depth.
+The check walks each function once with an explicit stack (no recursion over bindings or
+scopes), in time linear in the number of bindings times the ``If`` nesting depth.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ from tvm import relax
 
 from .errors import BenchkillError
 
-#: Rule name -> one-line meaning, in the order the checks run.
+#: Rule name -> one-line meaning.
 RULES = {
     "kill-malformed": "the kill's argument is not exactly one variable",
     "kill-null-value": "kill of a variable bound to R.null_value() (no VM register)",

@@ -47,10 +47,6 @@ def canonicalize_with_tvm(func):
     return func
 
 
-def _is_var(expr) -> bool:
-    return type(expr) is ir.Var or type(expr) is ir.DataflowVar
-
-
 def _unused_trivial_bindings(func) -> set[int]:
     """Handles of variables bound trivially (``y = x``) that nothing uses."""
     used: set[int] = set()
@@ -58,7 +54,7 @@ def _unused_trivial_bindings(func) -> set[int]:
 
     def visit(expr) -> None:
         kind = type(expr)
-        if _is_var(expr):
+        if ir.is_var(expr):
             used.add(expr.__chandle__())
         elif kind is ir.Call:
             visit(expr.op)
@@ -79,7 +75,7 @@ def _unused_trivial_bindings(func) -> set[int]:
             for block in ir.items(expr.blocks):
                 for binding in ir.items(block.bindings):
                     value = binding.value
-                    if _is_var(value) and (
+                    if ir.is_var(value) and (
                         type(binding) is ir.VarBinding
                         or tvm_ffi.structural_equal(binding.var.ty, value.ty)
                     ):
@@ -171,7 +167,7 @@ class _Canonicalizer:
             for binding, scope, pos in sweep.canon_sites:
                 self.plan_binding(binding, scope, pos)
             for h, target in self.trivial.items():
-                while _is_var(target) and target.__chandle__() in self.trivial:
+                while ir.is_var(target) and target.__chandle__() in self.trivial:
                     target = self.trivial[target.__chandle__()]
                 self.replace[h] = target
             body = self.apply_scope(sweep.root)
@@ -192,7 +188,7 @@ class _Canonicalizer:
             same_type = tvm_ffi.structural_equal(var.ty, value.ty)
         unwrapped = self.unwrap(value)
         h = var.__chandle__()
-        if _is_var(unwrapped) and same_type:
+        if ir.is_var(unwrapped) and same_type:
             if not tvm_ffi.structural_equal(var.ty, unwrapped.ty):
                 raise _Unsupported("trivial binding that changes the type")
             if type(var.ty) in (ir.ShapeType, ir.PrimType):
@@ -207,7 +203,7 @@ class _Canonicalizer:
 
     def unwrap_var(self, expr):
         """Follow variables to their bound values (TVM's recursively_unwrap_var)."""
-        while _is_var(expr):
+        while ir.is_var(expr):
             h = expr.__chandle__()
             nxt = self.known.get(h)
             if nxt is None:
@@ -312,7 +308,7 @@ class _Canonicalizer:
         if kind is ir.Var or kind is ir.DataflowVar:
             h = expr.__chandle__()
             new = self.replace.get(h, expr)
-            return self.constant.get(new.__chandle__(), new) if _is_var(new) else new
+            return self.constant.get(new.__chandle__(), new) if ir.is_var(new) else new
         if kind is ir.Call:
             op = expr.op
             new_op = self.expr(op) if type(op) is not ir.Op else op

@@ -69,6 +69,11 @@ def items(array) -> list:
     return [array_get(array, i) for i in range(array_size(array))]
 
 
+def is_var(expr) -> bool:
+    """A Relax variable (Var or DataflowVar) at a use site."""
+    return type(expr) is Var or type(expr) is DataflowVar
+
+
 def handle(obj) -> int:
     """The object handle: identity of an IR node, stable across Python wrappers."""
     return obj.__chandle__()

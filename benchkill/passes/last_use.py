@@ -302,7 +302,7 @@ class _Sweeper:
         """Mark the binding if a call argument the sweep does not visit is a candidate
         of canonicalization (e.g. a dtype constant bound to a variable)."""
         for arg in ir.items(call.args):
-            if _is_var(arg) and arg.__chandle__() in self.candidates:
+            if ir.is_var(arg) and arg.__chandle__() in self.candidates:
                 self.touched.add((id(scope), pos))
 
     @staticmethod
@@ -366,10 +366,6 @@ class _Sweeper:
             raise BenchkillError(
                 f"malformed IR: a {kind.__name__} nested inside an expression (not normalized)"
             )
-
-
-def _is_var(expr) -> bool:
-    return type(expr) is ir.Var or type(expr) is ir.DataflowVar
 
 
 def _kill_target(call) -> int:

@@ -33,7 +33,7 @@ from . import ir
 OUTPUT = -1
 
 # Operator codes of the hot path (:meth:`_Sweeper.call_binding`).
-_PLAIN, _ALLOC_STORAGE, _ALLOC_TENSOR, _SPECIAL = range(4)
+_PLAIN, _ALLOC_STORAGE, _ALLOC_TENSOR, _NULL_VALUE, _KILL = range(5)
 #: Binding values that canonicalization may replace, inline or look through.
 _CANDIDATE_VALUES = (ir.Var, ir.DataflowVar, ir.GenericConst, ir.Tuple, ir.TupleGetItem)
 #: Argument kinds that hold no Relax variable a kill could target.
@@ -110,12 +110,9 @@ class _Sweeper:
         self.pos_stack: list[int] = []
         self.op_codes = {ir.op_handle(n): _ALLOC_STORAGE for n in ir.ALLOC_STORAGE}
         self.op_codes.update({ir.op_handle(n): _ALLOC_TENSOR for n in ir.ALLOC_TENSOR})
-        for name in (ir.KILL_TENSOR, ir.KILL_STORAGE, ir.KILL_OBJECT, ir.NULL_VALUE):
-            self.op_codes[ir.op_handle(name)] = _SPECIAL
-        self.alloc_storage = {ir.op_handle(n) for n in ir.ALLOC_STORAGE}
-        self.alloc_tensor = {ir.op_handle(n) for n in ir.ALLOC_TENSOR}
-        self.kills = {ir.op_handle(n) for n in (ir.KILL_TENSOR, ir.KILL_STORAGE, ir.KILL_OBJECT)}
-        self.null_value = ir.op_handle(ir.NULL_VALUE)
+        for name in (ir.KILL_TENSOR, ir.KILL_STORAGE, ir.KILL_OBJECT):
+            self.op_codes[ir.op_handle(name)] = _KILL
+        self.op_codes[ir.op_handle(ir.NULL_VALUE)] = _NULL_VALUE
 
     def run(self, func) -> Sweep:
         root = self.scope(func.body)
@@ -199,6 +196,8 @@ class _Sweeper:
             if self.candidates:
                 self.touch_args(value, scope, pos)
         elif code == _ALLOC_TENSOR:
+            # Only the storage argument can be a killable variable; the offset, shape
+            # and dtype arguments are prim, shape and dtype values.
             self.use_var(ir.array_get(value.args, 0))
             self.tensors.add(h)
         elif code == _PLAIN:
@@ -239,24 +238,17 @@ class _Sweeper:
             self.needs_canonicalize = True
             self.use(value)
         elif kind is ir.Call:
+            # Allocations and plain calls took the hot path (call_binding); what is
+            # left here: null_value, the kills, and calls of a variable or ExternFunc.
             op = value.op
-            oh = op.__chandle__() if type(op) is not ir.Var else 0
-            if oh in self.alloc_storage:
-                self.storage.add(h)
-                if self.candidates:
-                    self.touch_args(value, scope, pos)
-            elif oh == self.null_value:
+            code = self.op_codes.get(op.__chandle__(), _PLAIN) if type(op) is ir.Op else _PLAIN
+            if code == _NULL_VALUE:
                 self.null_values.add(h)
-            elif oh in self.kills:
+            elif code == _KILL:
                 target = _kill_target(value)
                 self.killed.add(target)
                 if target in self.candidates:
                     self.touched.add((id(scope), pos))
-            elif oh in self.alloc_tensor:
-                # Only the storage argument can be a killable variable; the offset,
-                # shape and dtype arguments are prim, shape and dtype values.
-                self.use_var(ir.array_get(value.args, 0))
-                self.tensors.add(h)
             else:
                 self.use(value)
         elif kind is ir.If:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .errors import BenchkillError
+from benchkill.errors import BenchkillError
 
 #: Above this many samples in the larger group the exact null distribution of U is
 #: replaced by the normal approximation (which is then accurate to ~1e-4 in p).

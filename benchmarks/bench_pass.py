@@ -53,13 +53,13 @@ class PassSpeedup:
         self.passes = common.passes()
 
     def track_pass_speedup(self, family: str, bindings: int) -> float:
-        from benchkill.suites.pass_suite import (
+        from benchkill.bench.suites.pass_suite import (
             CASE_BUDGET_SECONDS,
             MAX_REPEATS,
             MIN_REPEATS,
             structural_mismatch,
         )
-        from benchkill.timing import budget_repeats, interleave
+        from benchkill.bench.timing import budget_repeats, interleave
 
         mod = self.mod
         functions = {name: (lambda p=p: p(mod)) for name, p in self.passes.items()}

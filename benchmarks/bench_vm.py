@@ -4,7 +4,7 @@ Over workload x exec mode x kill variant (:mod:`benchmarks.common`):
 
 - :class:`VMMemory` measures every variant once in ``setup_cache``, each in its own
   child process with :func:`benchkill.measure_vm` (through the "vm" suite's
-  :func:`~benchkill.suites.vm_suite.measure_workload`, which also computes the static
+  :func:`~benchkill.bench.suites.vm_suite.measure_workload`, which also computes the static
   liveness bound and checks every variant's outputs against the build without kills),
   and its ``track_*`` methods report those figures;
 - :class:`VMRun` times one VM call of the built module in the asv process.
@@ -34,7 +34,7 @@ class VMMemory:
 
     def setup_cache(self) -> Measurements:
         """Measure every combination of ``params`` once (a child process per variant)."""
-        from benchkill.suites.vm_suite import measure_workload
+        from benchkill.bench.suites.vm_suite import measure_workload
 
         workload_names, exec_modes, kills = self.params
         measured: Measurements = {}
@@ -57,7 +57,7 @@ class VMMemory:
     def _median(
         self, measured: Measurements, workload: str, exec_mode: str, kill: str, metric: str
     ) -> float:
-        from benchkill.suites.base import OK
+        from benchkill.bench.model import OK
 
         entry = measured.get((workload, exec_mode, kill, metric))
         if entry is None:

@@ -34,7 +34,7 @@ MEMORY_CFG = "pooled"
 @lru_cache(maxsize=2)
 def pass_input(family: str, bindings: int) -> Any:
     """The generated module of ``family`` with about ``bindings`` bindings (seed :data:`SEED`)."""
-    from benchkill.generate import generate, ops_for_bindings
+    from benchkill.inputs.families import generate, ops_for_bindings
 
     return generate(family, ops_for_bindings(family, bindings), SEED)
 
@@ -42,7 +42,7 @@ def pass_input(family: str, bindings: int) -> Any:
 @lru_cache(maxsize=1)
 def passes() -> dict[str, Any]:
     """benchkill's and TVM's KillAfterLastUse, by implementation name."""
-    from benchkill.suites.pass_suite import implementations
+    from benchkill.bench.suites.pass_suite import implementations
 
     return implementations(include_naive=False)
 
@@ -54,8 +54,8 @@ def kill_variant(label: str) -> str | None:
 
 @cache
 def workload(name: str) -> Any:
-    """The VM workload ``name`` (a :class:`benchkill.workloads.Workload`)."""
-    from benchkill import workloads
+    """The VM workload ``name`` (a :class:`benchkill.inputs.workloads.Workload`)."""
+    from benchkill.inputs import workloads
     from benchkill.errors import BenchkillError
 
     if name == "chain":
@@ -70,7 +70,7 @@ def executable(name: str, exec_mode: str, kill: str) -> Any:
     """``workload(name)`` built for LLVM with the kill variant ``kill``, as measure_vm builds it."""
     from tvm import relax
 
-    from benchkill.pipeline import build_pipeline
+    from benchkill.execution.pipeline import build_pipeline
 
     pipeline = build_pipeline(kill=kill_variant(kill))
     return relax.build(workload(name).mod, "llvm", relax_pipeline=pipeline, exec_mode=exec_mode)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchkill.cli import main
+from benchkill.cli.main import main
 
 MODULE = """
 from tvm.script import ir as I

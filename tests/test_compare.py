@@ -9,7 +9,7 @@ from asv.results import Results as AsvResults
 from asv.runner import BenchmarkResult
 from scipy import stats as sps
 
-from benchkill.compare import (
+from benchkill.reporting.verdicts import (
     FAILED_VERDICT,
     IMPROVEMENT,
     INSUFFICIENT,
@@ -24,10 +24,10 @@ from benchkill.compare import (
     load_any,
 )
 from benchkill.errors import BenchkillError
-from benchkill.machine import Machine
-from benchkill.results import ResultRecord, Results, RunSettings
+from benchkill.bench.machine import Machine
+from benchkill.results.store import ResultRecord, Results, RunSettings
 from benchkill.stats import summarize
-from benchkill.suites.base import EXPECTED_FAILURE, FAILED, OK
+from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK
 
 BASE10 = [1.00, 1.01, 1.02, 0.99, 1.00, 1.03, 0.98, 1.01, 1.00, 1.02]
 

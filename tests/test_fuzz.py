@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from tvm import relax
 
 import benchkill
-from benchkill.cli import main
-from benchkill.commands.fuzz import KNOWN_FAILURE_FLAGS
+from benchkill.cli.main import main
+from benchkill.cli.cmd_fuzz import KNOWN_FAILURE_FLAGS
 from benchkill.errors import BenchkillError
-from benchkill.fuzz import (
+from benchkill.fuzz.campaign import (
     KNOWN_FAILURES,
     FuzzMismatch,
     buildable_modules,
@@ -27,8 +27,8 @@ from benchkill.fuzz import (
     run_campaign,
     tvm_keeps_on_purpose,
 )
-from benchkill.pipeline import build_pipeline, lower_to_kill_input
-from benchkill.verify import verify_kills
+from benchkill.execution.pipeline import build_pipeline, lower_to_kill_input
+from benchkill.analysis.verifier import verify_kills
 
 # Deterministic and database-free, so CI runs the same examples every time.
 CI = dict(

@@ -8,9 +8,9 @@ import pytest
 import tvm
 from tvm import relax
 
-from benchkill.cli import main
+from benchkill.cli.main import main
 from benchkill.errors import BenchkillError
-from benchkill.generate import FAMILIES, count_bindings, generate, ops_for_bindings
+from benchkill.inputs.families import FAMILIES, count_bindings, generate, ops_for_bindings
 
 SEEDED = ("fanout", "control", "mixed")  # families whose structure depends on the seed
 

@@ -11,9 +11,9 @@ from tvm.script import ir as I
 from tvm.script import relax as R
 from tvm.script import tirx as T
 
-from benchkill import workloads
+from benchkill.inputs import workloads
 from benchkill.errors import BenchkillError
-from benchkill.memory import (
+from benchkill.execution.memory import (
     ChildOutcome,
     estimate_memory,
     measure_allocation,
@@ -21,7 +21,7 @@ from benchkill.memory import (
     peak_supported,
     tvm_planned_bytes,
 )
-from benchkill.pipeline import kill_pass, lower_to_kill_input
+from benchkill.execution.pipeline import kill_pass, lower_to_kill_input
 
 MiB = 1 << 20
 

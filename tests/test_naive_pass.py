@@ -13,7 +13,7 @@ from tvm import relax
 from tvm.script import ir as I
 from tvm.script import relax as R
 
-from benchkill.generate import FAMILIES, generate
+from benchkill.inputs.families import FAMILIES, generate
 from benchkill.passes.naive import NaiveKillAfterLastUse
 
 

@@ -11,7 +11,7 @@ from tvm.script import relax as R
 from tvm.script import tirx as T
 
 import benchkill
-from benchkill.pipeline import lower_to_kill_input
+from benchkill.execution.pipeline import lower_to_kill_input
 
 
 @I.ir_module
@@ -300,7 +300,7 @@ def test_canonicalization_in_python_or_by_tvm(name, python_path, monkeypatch, sa
 
 def _with_blocks(func, *sizes):
     """``func`` with its single binding block split into blocks of ``sizes`` (raw IR)."""
-    from benchkill.passes import ir
+    from benchkill.relax import ffi as ir
 
     bindings = list(func.body.blocks[0].bindings)
     assert sum(sizes) == len(bindings)

@@ -8,12 +8,12 @@ import pytest
 from tvm import relax
 
 from benchkill.errors import BenchkillError
-from benchkill.generate import FAMILIES
+from benchkill.inputs.families import FAMILIES
 from benchkill.passes.naive import NaiveKillAfterLastUse
-from benchkill.suites import load_suite
-from benchkill.suites import pass_suite as ps
-from benchkill.suites.base import FAILED, OK, Record
-from benchkill.timing import budget_repeats, interleave, peak_python_memory
+from benchkill.bench.suites import load_suite
+from benchkill.bench.suites import pass_suite as ps
+from benchkill.bench.model import FAILED, OK, Record
+from benchkill.bench.timing import budget_repeats, interleave, peak_python_memory
 
 
 class FakeClock:

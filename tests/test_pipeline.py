@@ -11,7 +11,7 @@ from tvm.script import relax as R
 
 import benchkill
 from benchkill.errors import BenchkillError
-from benchkill.pipeline import lower_to_kill_input
+from benchkill.execution.pipeline import lower_to_kill_input
 
 
 @I.ir_module

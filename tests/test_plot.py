@@ -8,12 +8,12 @@ import matplotlib
 import pytest
 
 from benchkill.errors import BenchkillError
-from benchkill.machine import Machine
-from benchkill.plot import plot_results
-from benchkill.report import write_report
-from benchkill.results import ResultRecord, Results, RunSettings
+from benchkill.bench.machine import Machine
+from benchkill.reporting.plot import plot_results
+from benchkill.reporting.markdown import write_report
+from benchkill.results.store import ResultRecord, Results, RunSettings
 from benchkill.stats import summarize
-from benchkill.suites.base import FAILED
+from benchkill.bench.model import FAILED
 
 MiB = 2**20
 

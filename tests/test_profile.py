@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import itertools
 
-from benchkill.cli import main
-from benchkill.generate import count_bindings, generate
+from benchkill.cli.main import main
+from benchkill.inputs.families import count_bindings, generate
 from benchkill.passes.profile import STEPS, profile_function
 
 

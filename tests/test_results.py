@@ -6,10 +6,10 @@ import subprocess
 
 import pytest
 
-from benchkill import results as res
+from benchkill.results import store as res
 from benchkill.errors import BenchkillError
-from benchkill.machine import Machine, collect_machine, git_state, machine_name
-from benchkill.results import (
+from benchkill.bench.machine import Machine, collect_machine, git_state, machine_name
+from benchkill.results.store import (
     SCHEMA_VERSION,
     ResultRecord,
     Results,
@@ -18,7 +18,7 @@ from benchkill.results import (
     save,
     write_atomic,
 )
-from benchkill.suites.base import FAILED, CaseSpec, Record
+from benchkill.bench.model import FAILED, CaseSpec, Record
 
 
 def make_results(n_cases: int = 2) -> Results:

@@ -7,9 +7,9 @@ from types import SimpleNamespace
 import pytest
 
 from benchkill.errors import BenchkillError
-from benchkill.machine import Machine
-from benchkill.results import Results, RunSettings, load
-from benchkill.runner import (
+from benchkill.bench.machine import Machine
+from benchkill.results.store import Results, RunSettings, load
+from benchkill.bench.runner import (
     PlainProgress,
     RichProgress,
     failed_records,
@@ -17,7 +17,7 @@ from benchkill.runner import (
     run,
     run_case,
 )
-from benchkill.suites.base import EXPECTED_FAILURE, FAILED, OK, CaseSpec, Record
+from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK, CaseSpec, Record
 
 
 class FakeSuite:

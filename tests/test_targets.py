@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from benchkill.cli import main
-from benchkill.suites.base import FAILED, Record
-from benchkill.targets import format_targets, pass_targets, scaling_exponents
+from benchkill.cli.main import main
+from benchkill.bench.model import FAILED, Record
+from benchkill.reporting.targets import format_targets, pass_targets, scaling_exponents
 
 
 def _record(family, bindings, impl, seconds, status="ok"):

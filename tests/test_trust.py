@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from benchkill.errors import BenchkillError
-from benchkill.machine import Machine
-from benchkill.results import ResultRecord, Results, RunSettings, save
+from benchkill.bench.machine import Machine
+from benchkill.results.store import ResultRecord, Results, RunSettings, save
 from benchkill.stats import summarize
-from benchkill.trust import evaluate, run_trials
+from benchkill.reporting.trust import evaluate, run_trials
 
 BASE = [1.00, 1.01, 1.02, 0.99, 1.00, 1.03, 0.98, 1.01, 1.00, 1.02]
 

@@ -12,12 +12,12 @@ import tvm
 from tvm import relax
 
 import benchkill
-from benchkill.cli import main
+from benchkill.cli.main import main
 from benchkill.errors import BenchkillError
-from benchkill.fuzz import tvm_keeps_on_purpose
-from benchkill.generate import count_bindings, generate
-from benchkill.pipeline import build_pipeline, lower_to_kill_input
-from benchkill.verify import RULES, Violation, read_module, verify_kills
+from benchkill.fuzz.campaign import tvm_keeps_on_purpose
+from benchkill.inputs.families import count_bindings, generate
+from benchkill.execution.pipeline import build_pipeline, lower_to_kill_input
+from benchkill.analysis.verifier import RULES, Violation, read_module, verify_kills
 
 T4 = 'R.Tensor((4,), "float32")'
 PARAMS = f'x: {T4}, obj: R.Any, c: R.Prim("bool")'

@@ -9,12 +9,12 @@ from tvm.script import ir as I
 from tvm.script import relax as R
 from tvm.script import tirx as T
 
-from benchkill import workloads
+from benchkill.inputs import workloads
 from benchkill.errors import BenchkillError
-from benchkill.memory import estimate_memory, peak_supported
-from benchkill.suites import vm_suite
-from benchkill.suites.base import EXPECTED_FAILURE, OK, CaseSpec
-from benchkill.vm import measure_vm, module_text
+from benchkill.execution.memory import estimate_memory, peak_supported
+from benchkill.bench.suites import vm_suite
+from benchkill.bench.model import EXPECTED_FAILURE, OK, CaseSpec
+from benchkill.execution.vm_measure import measure_vm, module_text
 
 pytestmark = [
     pytest.mark.slow,
@@ -253,7 +253,7 @@ def test_tensor_constants_are_refused():
 
 
 def _rec(workload, mode, kill, metric, samples, cfg="pooled", status=OK):
-    from benchkill.suites.base import Record
+    from benchkill.bench.model import Record
 
     params = {"workload": workload, "exec_mode": mode, "memory_cfg": cfg, "kill": kill}
     return Record("vm", workload, params, metric, "", tuple(samples), status)

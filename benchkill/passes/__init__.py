@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .kill_after_last_use import SLOWDOWN_ENV, KillAfterLastUse, kill_after_last_use
+from benchkill.passes.kill_after_last_use import SLOWDOWN_ENV, KillAfterLastUse, kill_after_last_use
 
 __all__ = ["KillAfterLastUse", "NaiveKillAfterLastUse", "SLOWDOWN_ENV", "kill_after_last_use"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "NaiveKillAfterLastUse":
-        from .naive import NaiveKillAfterLastUse
+        from benchkill.passes.naive import NaiveKillAfterLastUse
 
         return NaiveKillAfterLastUse
     raise AttributeError(name)

@@ -18,12 +18,12 @@ import time
 import tvm
 from tvm import relax
 
-from ..errors import BenchkillError
-from . import ir
-from .canonicalize import canonicalize
-from .last_use import sweep_function
-from .plan import plan_kills
-from .rewrite import rewrite_function
+from benchkill.errors import BenchkillError
+from benchkill.relax import ffi as ir
+from benchkill.passes.canonicalize import canonicalize
+from benchkill.passes.last_use import sweep_function
+from benchkill.passes.plan import plan_kills
+from benchkill.passes.rewrite import rewrite_function
 
 #: Environment variable of the regression test hook: a fraction (e.g. ``0.10``) of
 #: the pass's own time spent in extra busy work, to check that comparisons catch it.

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import BenchkillError
-from . import ir
+from benchkill.errors import BenchkillError
+from benchkill.relax import ffi as ir
 
 #: ``last_use`` value of a variable whose last use is its scope's result expression.
 OUTPUT = -1

@@ -12,11 +12,11 @@ import gc
 import time
 from dataclasses import dataclass
 
-from . import ir
-from .canonicalize import canonicalize
-from .last_use import sweep_function
-from .plan import plan_kills
-from .rewrite import rewrite_function
+from benchkill.relax import ffi as ir
+from benchkill.passes.canonicalize import canonicalize
+from benchkill.passes.last_use import sweep_function
+from benchkill.passes.plan import plan_kills
+from benchkill.passes.rewrite import rewrite_function
 
 STEPS = ("sweep", "canonicalize", "sweep again", "plan", "rebuild")
 

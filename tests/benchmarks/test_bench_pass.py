@@ -21,7 +21,7 @@ import tvm
 from tvm import relax
 
 import benchkill
-from benchkill.generate import count_bindings, generate, ops_for_bindings
+from benchkill.inputs.families import count_bindings, generate, ops_for_bindings
 
 FAMILIES = ("chain", "mixed")
 SIZES = (3_000, 30_000)

@@ -1,0 +1,108 @@
+"""Metadata about the machine and the code a run measured.
+
+Two results are only comparable when they come from the same machine and the reader
+knows which code produced them, so every results file records the host, CPU, memory,
+OS, Python, apache-tvm and benchkill versions, and the git commit of the project.
+Collecting it never imports TVM (slow) and never fails: unknown fields are ``None``.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import socket
+import subprocess
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from benchkill import __version__
+
+#: The project's source tree (the repository holding this package when installed editable).
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Machine:
+    """Where and with what a run was measured.  ``name`` names the results directory."""
+
+    name: str
+    hostname: str | None = None
+    cpu_model: str | None = None
+    cores: int | None = None
+    memory_bytes: int | None = None
+    os: str | None = None
+    python: str | None = None
+    tvm_version: str | None = None
+    benchkill_version: str | None = None
+    git_commit: str | None = None
+    git_dirty: bool | None = None
+
+
+def machine_name(hostname: str) -> str:
+    """A file-system safe short name for a host (``node-7.example.org`` -> ``node-7``)."""
+    short = hostname.split(".")[0]
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", short) or "unknown"
+
+
+def _cpu_model() -> str | None:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def _memory_bytes() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _package_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _git(*args: str, cwd: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=True
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip()
+
+
+def git_state(project_dir: Path = PROJECT_DIR) -> tuple[str | None, bool | None]:
+    """Short commit hash of ``project_dir`` and whether its work tree has changes."""
+    commit = _git("rev-parse", "--short", "HEAD", cwd=project_dir)
+    if not commit:
+        return None, None
+    status = _git("status", "--porcelain", "--untracked-files=no", cwd=project_dir)
+    return commit, (bool(status) if status is not None else None)
+
+
+def collect_machine() -> Machine:
+    """Describe this machine and the installed code."""
+    hostname = socket.gethostname()
+    commit, dirty = git_state()
+    return Machine(
+        name=machine_name(hostname),
+        hostname=hostname,
+        cpu_model=_cpu_model(),
+        cores=os.cpu_count(),
+        memory_bytes=_memory_bytes(),
+        os=platform.platform(),
+        python=f"{platform.python_implementation()} {platform.python_version()}",
+        tvm_version=_package_version("apache-tvm"),
+        benchkill_version=__version__,
+        git_commit=commit,
+        git_dirty=dirty,
+    )

@@ -1,0 +1,25 @@
+"""Benchmark suites that ``benchkill run`` drives.
+
+A suite is a module with ``NAME``, ``cases(quick: bool) -> list[CaseSpec]`` and
+``run_case(spec: CaseSpec) -> list[Record]``; see :mod:`benchkill.suites.base`.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from types import ModuleType
+
+from benchkill.errors import BenchkillError
+
+#: suite name -> module that implements it
+SUITES = {
+    "pass": "benchkill.bench.suites.pass_suite",
+    "vm": "benchkill.bench.suites.vm_suite",
+}
+
+
+def load_suite(name: str) -> ModuleType:
+    """The module of suite ``name``; a BenchkillError for an unknown name."""
+    if name not in SUITES:
+        raise BenchkillError(f"unknown suite {name!r}; expected one of {', '.join(SUITES)}")
+    return import_module(SUITES[name])

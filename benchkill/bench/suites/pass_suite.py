@@ -1,0 +1,201 @@
+"""Suite "pass": time KillAfterLastUse on generated modules, three implementations side by side.
+
+A case is one generated module (family x size in bindings).  On it, in one process and
+interleaved round by round, the suite times benchkill's pass, TVM's C++ pass and the
+naive Python port (the naive one only up to :data:`NAIVE_MAX_BINDINGS`, about half a
+minute per run on a 2-core machine).  Each case also
+
+* checks every output: benchkill's must be structurally equal to TVM's (and so must the
+  naive port's); a mismatch turns the records FAILED with the difference, never hidden;
+* measures the peak Python memory (tracemalloc) of one extra run of each pass;
+* derives the speedup TVM / benchkill of every round.
+
+The scaling exponent (slope of log time vs log bindings) is fitted across cases by
+:func:`scaling_exponents`, with :func:`benchkill.stats.loglog_slope`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import tvm
+from tvm import relax
+
+from benchkill.inputs.families import FAMILIES, count_bindings, generate, ops_for_bindings
+from benchkill.stats import loglog_slope
+from benchkill.bench.timing import Clock, budget_repeats, interleave, peak_python_memory
+from benchkill.bench.model import FAILED, OK, CaseSpec, Record
+
+NAME = "pass"
+
+#: Sizes of the full sweep, in Relax bindings of ``main``.
+SIZES = (1_000, 3_000, 10_000, 30_000, 100_000, 200_000, 600_000)
+#: ``--quick``: (family, bindings) pairs that finish in well under a minute.
+QUICK = (("chain", 1_000), ("chain", 3_000), ("mixed", 1_000), ("mixed", 3_000))
+SEED = 0
+#: The implementations, in the order they run in each round.
+IMPLS = ("benchkill", "tvm", "naive")
+#: Largest module the naive port is run on (it costs ~0.15-0.3 ms per binding here).
+NAIVE_MAX_BINDINGS = 100_000
+#: Timed rounds: as many as fit CASE_BUDGET_SECONDS, within [MIN_REPEATS, MAX_REPEATS].
+MIN_REPEATS, MAX_REPEATS, CASE_BUDGET_SECONDS = 3, 15, 6.0
+
+TIME, MEMORY, SPEEDUP = "pass_time", "pass_peak_python_memory", "speedup_vs_tvm"
+#: The same rounds timed in CPU time of the process (``time.process_time``).  Other
+#: processes do not add to it, but on a virtual machine time the hypervisor takes from the
+#: vCPU does (measured: it drifts between runs like wall time, see README "trust").
+CPU_TIME = "pass_cpu_time"
+
+
+def implementations(include_naive: bool = True) -> dict[str, tvm.ir.transform.Pass]:
+    """The passes to compare, by implementation name (see :data:`IMPLS`)."""
+    from benchkill.passes import KillAfterLastUse
+    from benchkill.passes.naive import NaiveKillAfterLastUse
+
+    passes = {
+        "benchkill": KillAfterLastUse(),
+        "tvm": relax.transform.KillAfterLastUse(),
+        "naive": NaiveKillAfterLastUse(),
+    }
+    if not include_naive:
+        del passes["naive"]
+    return passes
+
+
+def case(family: str, bindings: int, seed: int = SEED) -> CaseSpec:
+    """The case of ``family`` at about ``bindings`` bindings."""
+    params = {
+        "family": family,
+        "bindings": bindings,
+        "n_ops": ops_for_bindings(family, bindings),
+        "seed": seed,
+    }
+    return CaseSpec(NAME, family, params)
+
+
+def cases(quick: bool) -> list[CaseSpec]:
+    """Every family at every size, smallest sizes first; ``quick``: :data:`QUICK`."""
+    if quick:
+        return [case(family, bindings) for family, bindings in QUICK]
+    return [case(family, bindings) for bindings in SIZES for family in FAMILIES]
+
+
+def structural_mismatch(actual: tvm.IRModule, expected: tvm.IRModule) -> str | None:
+    """None when the modules are structurally equal, else the first difference (one line)."""
+    try:
+        tvm.ir.assert_structural_equal(actual, expected, map_free_vars=True)
+    except ValueError as exc:
+        text = " ".join(str(exc).split())
+        return text[:600]
+    return None
+
+
+def run_case(
+    spec: CaseSpec,
+    clock: Clock = time.perf_counter,
+    naive_max_bindings: int = NAIVE_MAX_BINDINGS,
+    passes: dict[str, tvm.ir.transform.Pass] | None = None,
+    cpu_clock: Clock = time.process_time,
+) -> list[Record]:
+    """Generate the case's module, time the passes interleaved, check, and report.
+
+    ``passes`` replaces :func:`implementations` (tests use it to inject a wrong pass).
+    """
+    p = spec.params
+    family, bindings, n_ops, seed = p["family"], p["bindings"], p["n_ops"], p["seed"]
+    t0 = clock()
+    mod = generate(family, n_ops, seed)
+    generate_seconds = clock() - t0
+    actual_bindings = count_bindings(mod)
+    if passes is None:
+        passes = implementations(include_naive=bindings <= naive_max_bindings)
+
+    # 1. warm-up (its outputs are checked), then interleaved timed rounds
+    functions = {name: (lambda pass_=pass_: pass_(mod)) for name, pass_ in passes.items()}
+    timing = interleave(
+        functions,
+        repeats=budget_repeats(CASE_BUDGET_SECONDS, MIN_REPEATS, MAX_REPEATS),
+        warmup=1,
+        clock=clock,
+        cpu_clock=cpu_clock,
+    )
+
+    # 2. correctness: every output against TVM's
+    errors: dict[str, str] = {}
+    reference = timing.outputs["tvm"]
+    for name, output in timing.outputs.items():
+        if name != "tvm":
+            diff = structural_mismatch(output, reference)
+            if diff is not None:
+                errors[name] = f"{name} output differs from TVM's: {diff}"
+    timing.outputs.clear()
+    del reference
+    case_error = errors.get("benchkill")
+
+    # 3. peak Python memory, one untimed run each
+    memory = {name: peak_python_memory(fn) for name, fn in functions.items()}
+
+    def record(impl: str, metric: str, unit: str, samples: Sequence[float], **extra: Any) -> Record:
+        error = case_error or errors.get(impl)
+        return Record(
+            suite=NAME,
+            name=spec.name,
+            params={
+                "family": family,
+                "bindings": bindings,
+                "n_ops": n_ops,
+                "impl": impl,
+                "seed": seed,
+            },
+            metric=metric,
+            unit=unit,
+            samples=tuple(float(s) for s in samples),
+            status=FAILED if error else OK,
+            error=error,
+            extra={"bindings_actual": actual_bindings, **extra},
+        )
+
+    records = []
+    for name in passes:
+        records.append(
+            record(
+                name,
+                TIME,
+                "seconds",
+                timing.samples[name],
+                warmup_seconds=list(timing.warmup[name]),
+                generate_seconds=generate_seconds,
+            )
+        )
+        if timing.cpu_samples is not None:
+            records.append(record(name, CPU_TIME, "seconds", timing.cpu_samples[name]))
+        records.append(record(name, MEMORY, "bytes", [memory[name]]))
+    if "benchkill" in passes:
+        pairs = zip(timing.samples["tvm"], timing.samples["benchkill"], strict=True)
+        ratios = [t / b for t, b in pairs if b > 0]
+        records.append(record("benchkill", SPEEDUP, "ratio", ratios, numerator="tvm"))
+    return records
+
+
+def scaling_exponents(
+    records: Iterable[Any], metric: str = TIME, statistic: Callable[[Sequence[float]], float] = min
+) -> dict[tuple[str, str], float]:
+    """Slope of log(time) vs log(bindings) per (family, impl), over OK records of ``metric``.
+
+    ``statistic`` reduces each record's samples (default: min, the least noisy
+    estimate of a deterministic computation).  Pairs with fewer than two sizes are left out.
+    """
+    points: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for r in records:
+        if r.suite != NAME or r.metric != metric or r.status != OK or not r.samples:
+            continue
+        size = r.extra.get("bindings_actual", r.params["bindings"])
+        key = (r.params["family"], r.params["impl"])
+        points.setdefault(key, []).append((float(size), float(statistic(r.samples))))
+    slopes = {}
+    for key, pts in sorted(points.items()):
+        if len({x for x, _ in pts}) >= 2:
+            slopes[key] = loglog_slope([x for x, _ in pts], [y for _, y in pts])[0]
+    return slopes

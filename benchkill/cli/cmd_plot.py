@@ -1,0 +1,32 @@
+"""``benchkill plot RESULTS... [--out DIR]``: figures as PNG and SVG files."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from benchkill.reporting.verdicts import load_any
+from benchkill.reporting.plot import plot_results
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "plot",
+        help="draw figures of results files",
+        description="Draw the figures the results have records for (PNG and SVG) and print "
+        "their paths.  With several files, also the history of each benchmark.",
+    )
+    p.add_argument("results", type=Path, nargs="+", help="benchkill or asv results files")
+    p.add_argument("--out", type=Path, default=Path("figures"), help="directory (default figures/)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    runs = [load_any(path) for path in args.results]
+    output = plot_results(runs, args.out)
+    for path in output.paths:
+        print(path)
+    for note in output.notes:
+        print(f"note: {note}", file=sys.stderr)
+    return 0

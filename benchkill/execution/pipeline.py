@@ -1,0 +1,92 @@
+"""TVM's default Relax build pipeline with its kill step chosen by name.
+
+``relax.build(mod, "llvm", relax_pipeline=build_pipeline(kill=...), exec_mode=...)``
+compiles ``mod`` exactly as ``relax_pipeline="default"`` does in apache-tvm 0.27
+(``tvm.relax.pipeline.default_build_pipeline``), except for the KillAfterLastUse step.
+"""
+
+from __future__ import annotations
+
+import tvm
+from tvm import relax
+
+from benchkill.errors import BenchkillError
+
+#: The kill variants and what each runs in place of TVM's kill step.
+KILL_VARIANTS = {
+    "tvm": "TVM's C++ relax.transform.KillAfterLastUse",
+    "benchkill": "benchkill.KillAfterLastUse() (equal to TVM's output)",
+    "beyond": "benchkill.KillAfterLastUse(tvm_compatible=False) (keeps kills after If)",
+    "legacy": "benchkill.KillAfterLastUse(exclude_null_value=False) (pre-fix behaviour)",
+    None: "no kill step",
+}
+
+
+def kill_pass(kill: str | None) -> tvm.ir.transform.Pass | None:
+    """The pass that stands for the kill variant ``kill`` (None: no kill step)."""
+    if kill not in KILL_VARIANTS:
+        names = ", ".join(repr(k) for k in KILL_VARIANTS)
+        raise BenchkillError(f"unknown kill variant {kill!r}; expected one of {names}")
+    if kill is None:
+        return None
+    if kill == "tvm":
+        return relax.transform.KillAfterLastUse()
+    from benchkill.passes import KillAfterLastUse
+
+    if kill == "benchkill":
+        return KillAfterLastUse()
+    if kill == "beyond":
+        return KillAfterLastUse(tvm_compatible=False)
+    return KillAfterLastUse(exclude_null_value=False)
+
+
+def build_pipeline(kill: str | None = "benchkill") -> tvm.ir.transform.Pass:
+    """TVM's default build pipeline of this version with its kill step replaced.
+
+    Parameters
+    ----------
+    kill : {"tvm", "benchkill", "beyond", "legacy", None}
+        Which KillAfterLastUse to run after LowerAllocTensor; None runs none.
+    """
+    step = kill_pass(kill)
+    middle = [] if step is None else [step]
+
+    @tvm.transform.module_pass(opt_level=0, name=f"benchkill_pipeline_{kill}")
+    def _pipeline(mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
+        return tvm.transform.Sequential(_before_kill() + middle + _after_kill())(mod)
+
+    return _pipeline
+
+
+def _before_kill() -> list[tvm.ir.transform.Pass]:
+    transform = relax.transform
+    return [
+        relax.backend.DispatchSampling(),
+        relax.backend.DispatchSortScan(),
+        transform.LegalizeOps(),
+        transform.RewriteDataflowReshape(),
+        transform.ToNonDataflow(),
+        transform.RemovePurityChecking(),
+        transform.CallTIRRewrite(),
+        transform.StaticPlanBlockMemory(),
+        transform.RewriteCUDAGraph(),
+        transform.LowerAllocTensor(),
+    ]
+
+
+def _after_kill() -> list[tvm.ir.transform.Pass]:
+    transform = relax.transform
+    return [
+        transform.LowerRuntimeBuiltin(),
+        transform.ComputePrimValue(),
+        transform.VMShapeLower(),
+        transform.AttachGlobalSymbol(),
+    ]
+
+
+def lower_to_kill_input(mod: tvm.IRModule) -> tvm.IRModule:
+    """``mod`` lowered by the default pipeline up to (not including) its kill step.
+
+    This is the form KillAfterLastUse sees inside ``relax.build``.
+    """
+    return tvm.transform.Sequential(_before_kill())(mod)

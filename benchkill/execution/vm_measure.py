@@ -1,0 +1,236 @@
+"""Build a Relax module for LLVM, run it on the VM, and measure time and peak memory.
+
+:func:`measure_vm` builds with ``relax.build(mod, "llvm",
+relax_pipeline=build_pipeline(kill=...), exec_mode=...)`` and runs the function in a
+fresh child process (:mod:`benchkill._vm_child`): a warm-up run gives the outputs,
+``repeat`` timed runs follow with a warm allocator pool, then ``peak_repeat`` runs,
+each on a fresh VM with an empty pool, give the peak (method in
+:mod:`benchkill.memory`), and in bytecode mode one more instrumented run gives the
+memory timeline.  A build or run failure,
+or a crash of the child, is recorded in :attr:`VMResult.error`, never raised: the
+pre-fix ``kill="legacy"`` compiled build is expected to fail.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchkill.errors import BenchkillError
+from benchkill.execution.memory import VMEvent, run_child
+
+EXEC_MODES = ("bytecode", "compiled")
+MEMORY_CFGS = ("pooled", "naive")
+
+#: Seconds a child may take (build and all runs) before it is killed.
+DEFAULT_TIMEOUT = 600.0
+
+
+@dataclass(frozen=True, eq=False)
+class VMResult:
+    """What one :func:`measure_vm` call measured.
+
+    ``seconds`` are the run times of the timed runs (after one warm-up); ``peaks`` the
+    resident memory each of ``peak_repeat`` runs added at its peak, ``peak_bytes``
+    their median; ``floor_bytes`` the same measurement around nothing (the method's
+    floor); ``outputs`` the tensors of the result, tuples flattened; ``timeline`` the
+    resident size at each VM call of one run (bytecode mode only; empty in compiled
+    mode, which has no instrument hook).  ``stage`` says where a failure happened: "build", "run" or
+    "child" (the child process crashed or timed out).
+    """
+
+    ok: bool
+    error: str | None
+    exec_mode: str
+    kill: str | None
+    memory_cfg: str
+    build_seconds: float | None = None
+    seconds: tuple[float, ...] = ()
+    peak_bytes: int | None = None
+    peaks: tuple[int, ...] = ()
+    floor_bytes: int | None = None
+    outputs: tuple[np.ndarray, ...] = ()
+    timeline: tuple[VMEvent, ...] = ()
+    stage: str | None = None
+
+
+def _positive_int(value: Any, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise BenchkillError(f"{what} must be a positive integer, not {value!r}")
+
+
+def _check_options(exec_mode: str, kill: Any, memory_cfg: str) -> None:
+    from benchkill.execution.pipeline import KILL_VARIANTS
+
+    if exec_mode not in EXEC_MODES:
+        raise BenchkillError(f"exec_mode must be one of {', '.join(EXEC_MODES)}, not {exec_mode!r}")
+    if memory_cfg not in MEMORY_CFGS:
+        raise BenchkillError(
+            f"memory_cfg must be one of {', '.join(MEMORY_CFGS)}, not {memory_cfg!r}"
+        )
+    if kill not in KILL_VARIANTS:
+        names = ", ".join(repr(k) for k in KILL_VARIANTS)
+        raise BenchkillError(f"unknown kill variant {kill!r}; expected one of {names}")
+
+
+def _input_specs(inputs: Sequence[Any]) -> tuple[list[dict[str, Any]], dict[str, np.ndarray]]:
+    """JSON descriptions of the inputs and the arrays to store in inputs.npz."""
+    specs: list[dict[str, Any]] = []
+    arrays: dict[str, np.ndarray] = {}
+    for i, value in enumerate(inputs):
+        if isinstance(value, np.ndarray):
+            specs.append({"kind": "array"})
+            arrays[f"arg{i}"] = np.ascontiguousarray(value)
+        elif isinstance(value, (bool, int, float)):
+            specs.append({"kind": "scalar", "value": value})
+        elif isinstance(value, np.generic):
+            specs.append({"kind": "scalar", "value": value.item()})
+        else:
+            raise BenchkillError(
+                f"input {i} is a {type(value).__name__}; expected a numpy array or a "
+                "Python bool, int or float"
+            )
+    return specs, arrays
+
+
+def module_text(mod: Any) -> str:
+    """``mod`` as TVMScript, the form in which it travels to the child process.
+
+    Not ``tvm.ir.save_json``: in apache-tvm 0.27.0.post1 it segfaults on any Relax or
+    TIR node.  Printing without metadata cannot carry tensor constants, so a module with
+    a non-scalar constant is refused (pass such a tensor as an input instead).
+    """
+    import tvm
+    from tvm import relax
+
+    found: list[Any] = []
+
+    def visit(expr: Any) -> None:
+        ty = getattr(expr, "ty", None)
+        if (
+            isinstance(expr, tvm.ir.expr.Constant)
+            and isinstance(ty, relax.TensorType)
+            and ty.ndim != 0
+        ):
+            found.append(expr)
+
+    for gv, fn in mod.functions_items():
+        if isinstance(fn, relax.Function):
+            relax.analysis.post_order_visit(fn, visit)
+            if found:
+                raise BenchkillError(
+                    f"function {gv.name_hint!r} has a tensor constant; measure_vm sends the "
+                    "module to its child as TVMScript, which cannot carry tensor constants "
+                    "(make it an input)"
+                )
+    return mod.script()
+
+
+def measure_vm(
+    mod: Any,
+    inputs: Sequence[Any],
+    *,
+    exec_mode: str = "bytecode",
+    kill: str | None = "benchkill",
+    memory_cfg: str = "pooled",
+    repeat: int = 5,
+    func: str = "main",
+    peak_repeat: int = 3,
+    timeline: bool = True,
+    rekill: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> VMResult:
+    """Build ``mod`` for LLVM with the kill variant ``kill``, run ``func``, measure it.
+
+    Parameters
+    ----------
+    mod : tvm.IRModule
+        A high-level Relax module.
+    inputs : sequence
+        One per parameter of ``func``: numpy arrays, and Python scalars for PrimType
+        parameters (such as an If condition).
+    exec_mode, memory_cfg : str
+        ``relax.build``'s exec_mode and the VM allocator ("pooled" or "naive").
+    kill : {"tvm", "benchkill", "beyond", "legacy", None}
+        The kill step of :func:`benchkill.build_pipeline`.
+    repeat, peak_repeat : int
+        How many timed runs, and how many runs measured for the peak.
+    func : str
+        The function to run.
+    timeline : bool
+        Record the memory timeline (bytecode mode only).
+    rekill : bool
+        The upstream #20200 scenario: compile with TVM's default pipeline (which has
+        its own kill step), run the ``kill`` pass once more on the result, and build
+        that with ``relax_pipeline="zero"``.
+    timeout : float
+        Seconds before the child is killed (recorded as an error).
+
+    Invalid options raise BenchkillError; build and run failures are returned.
+    """
+    import tvm
+
+    _check_options(exec_mode, kill, memory_cfg)
+    _positive_int(repeat, "repeat")
+    _positive_int(peak_repeat, "peak_repeat")
+    if not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise BenchkillError(f"timeout must be a positive number of seconds, not {timeout!r}")
+    if not isinstance(mod, tvm.IRModule):
+        raise BenchkillError(f"measure_vm needs a tvm.IRModule, not {type(mod).__name__}")
+    names = [gv.name_hint for gv in mod.get_global_vars()]
+    if func not in names:
+        raise BenchkillError(f"module has no function {func!r} (has {', '.join(sorted(names))})")
+    specs, arrays = _input_specs(inputs)
+    request = {
+        "task": "vm",
+        "exec_mode": exec_mode,
+        "kill": kill,
+        "memory_cfg": memory_cfg,
+        "repeat": repeat,
+        "peak_repeat": peak_repeat,
+        "func": func,
+        "timeline": bool(timeline),
+        "rekill": bool(rekill),
+        "inputs": specs,
+    }
+    base = {"exec_mode": exec_mode, "kill": kill, "memory_cfg": memory_cfg}
+    with tempfile.TemporaryDirectory(prefix="benchkill-vm-") as tmp:
+        work = Path(tmp)
+        (work / "request.json").write_text(json.dumps(request))
+        (work / "module.py").write_text(module_text(mod))
+        np.savez(work / "inputs.npz", **arrays)
+        outcome = run_child("benchkill.execution.vm_child", work, timeout)
+        result_file = work / "result.json"
+        if not result_file.exists():
+            stage_file = work / "stage"
+            stage = stage_file.read_text() if stage_file.exists() else "start"
+            what = outcome.describe() or "child process left no result"
+            if outcome.timed_out:
+                what += f" after {timeout:g} s"
+            return VMResult(ok=False, error=f"{what} (during {stage})", stage="child", **base)
+        result = json.loads(result_file.read_text())
+        outputs: tuple[np.ndarray, ...] = ()
+        if "n_outputs" in result:
+            with np.load(work / "outputs.npz") as saved:
+                outputs = tuple(saved[f"arr_{i}"] for i in range(result["n_outputs"]))
+    error = result.get("error")
+    peaks = tuple(int(p) for p in result.get("peaks", ()))
+    return VMResult(
+        ok=error is None,
+        error=error,
+        build_seconds=result.get("build_seconds"),
+        seconds=tuple(result.get("seconds", ())),
+        peak_bytes=int(np.median(peaks)) if peaks else None,
+        peaks=peaks,
+        floor_bytes=result.get("floor_bytes"),
+        outputs=outputs,
+        timeline=tuple(VMEvent(*e) for e in result.get("timeline", ())),
+        stage=result.get("stage"),
+        **base,
+    )

@@ -1,0 +1,202 @@
+"""The VM workloads: Relax programs whose memory depends on kills, with their inputs.
+
+Every builder is deterministic (fixed seeds) and returns a :class:`Workload`: the
+high-level module, the inputs of its entry function, the shapes that give its symbolic
+dimensions values, and whether it is the upstream re-kill scenario.
+
+- :func:`layer_chain`: ``main`` calls a Relax subfunction (a "layer") ``layers`` times
+  in a chain.  Each call returns a fresh tensor allocated inside the layer, which
+  only a kill in ``main`` can release: without kills every result stays alive until
+  ``main`` returns.  With ``symbolic=True`` the length is a symbolic dimension ``n``.
+- :func:`if_chain`: an ``If`` on a boolean input first, then the chain.  TVM's pass
+  emits no kill in ``main`` after the ``If``; ``kill="beyond"`` does.
+- :func:`mlp`: a real model written with ``tvm.relax.frontend.nn``: residual MLP blocks
+  (LayerNorm, Linear, GELU, Linear) with a symbolic sequence length and random weights.
+- :func:`upstream_rekill`: the module of apache/tvm#20200, to be compiled by TVM's
+  default pipeline and killed again (``measure_vm(..., rekill=True)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from benchkill.errors import BenchkillError
+
+MiB = 1 << 20
+
+
+@dataclass(frozen=True, eq=False)
+class Workload:
+    """A module to measure, the inputs of ``func`` and what the static estimate needs."""
+
+    name: str
+    mod: Any
+    inputs: tuple[Any, ...]
+    func: str = "main"
+    input_shapes: Mapping[str, Sequence[int]] = field(default_factory=dict)
+    rekill: bool = False
+    description: str = ""
+
+
+def _positive(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise BenchkillError(f"{what} must be a positive integer, not {value!r}")
+    return value
+
+
+def _length(mib: Any) -> int:
+    """float32 elements in ``mib`` MiB (``mib`` may be a fraction, e.g. 0.25)."""
+    if isinstance(mib, bool) or not isinstance(mib, (int, float)) or not mib > 0:
+        raise BenchkillError(f"tensor size must be a positive number of MiB, not {mib!r}")
+    length = int(mib * MiB) // 4
+    if length < 1:
+        raise BenchkillError(f"tensor size {mib!r} MiB holds no float32 element")
+    return length
+
+
+def _dim(length: int, symbolic: bool) -> Any:
+    """A vector length: ``length``, or a new symbolic ``n`` (one per function: a
+    symbolic variable belongs to the function whose signature defines it)."""
+    import tvm
+
+    return tvm.tirx.Var("n", "int64") if symbolic else length
+
+
+def _add_layer(bb: Any, name: str, dim: Any, scale: float) -> Any:
+    """``name(x) = x * scale + 1``: two kernels, one intermediate, a fresh result."""
+    from tvm import relax
+
+    x = relax.Var("x", relax.TensorType((dim,), "float32"))
+    with bb.function(name, [x]):
+        y = bb.emit(relax.op.multiply(x, relax.const(scale, "float32")))
+        z = bb.emit(relax.op.add(y, relax.const(1.0, "float32")))
+        bb.emit_func_output(z)
+    return bb.get().get_global_var(name)
+
+
+def _chain(bb: Any, layer: Any, start: Any, layers: int) -> Any:
+    from tvm import relax
+
+    value = start
+    for _ in range(layers):
+        value = bb.emit(relax.Call(layer, [value]))
+    return value
+
+
+def _input_vector(length: int) -> np.ndarray:
+    return np.random.default_rng(0).standard_normal(length).astype("float32")
+
+
+def layer_chain(layers: int = 24, mib: float = 16, *, symbolic: bool = False) -> Workload:
+    """``main(x)`` = ``layers`` chained calls of ``layer``, float32 vectors of ``mib`` MiB."""
+    from tvm import relax
+
+    layers = _positive(layers, "layers")
+    length = _length(mib)
+    bb = relax.BlockBuilder()
+    layer = _add_layer(bb, "layer", _dim(length, symbolic), 0.5)
+    x = relax.Var("x", relax.TensorType((_dim(length, symbolic),), "float32"))
+    with bb.function("main", [x]):
+        bb.emit_func_output(_chain(bb, layer, x, layers))
+    kind = "symbolic" if symbolic else "static"
+    return Workload(
+        name=f"{'symbolic_chain' if symbolic else 'chain'}-{layers}x{mib:g}MiB",
+        mod=bb.get(),
+        inputs=(_input_vector(length),),
+        input_shapes={"x": (length,)},
+        description=f"{layers} chained layer calls, {mib:g} MiB {kind} float32 tensors",
+    )
+
+
+def if_chain(layers: int = 20, mib: float = 16, *, cond: bool = True) -> Workload:
+    """``main(x, cond)``: ``If cond`` picks one of two layers, then ``layers`` chained calls."""
+    import tvm
+    from tvm import relax
+
+    layers = _positive(layers, "layers")
+    length = _length(mib)
+    bb = relax.BlockBuilder()
+    layer = _add_layer(bb, "layer", length, 0.5)
+    other = _add_layer(bb, "other", length, 0.25)
+    x = relax.Var("x", relax.TensorType((length,), "float32"))
+    c = relax.Var("cond", tvm.ir.PrimType("bool"))
+    with bb.function("main", [x, c]):
+        picked = bb.emit(relax.If(c, relax.Call(layer, [x]), relax.Call(other, [x])))
+        bb.emit_func_output(_chain(bb, layer, picked, layers))
+    return Workload(
+        name=f"if_chain-{layers}x{mib:g}MiB",
+        mod=bb.get(),
+        inputs=(_input_vector(length), bool(cond)),
+        input_shapes={"x": (length,)},
+        description=f"If, then {layers} chained layer calls, {mib:g} MiB float32 tensors",
+    )
+
+
+def mlp(seq: int = 2048, dim: int = 64, hidden: int = 256, blocks: int = 2) -> Workload:
+    """A residual MLP written with ``relax.frontend.nn``, symbolic sequence length."""
+    from tvm.relax.frontend import nn
+
+    seq, dim = _positive(seq, "seq"), _positive(dim, "dim")
+    hidden, blocks = _positive(hidden, "hidden"), _positive(blocks, "blocks")
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            self.norm = nn.LayerNorm(dim)
+            self.fc1 = nn.Linear(dim, hidden)
+            self.fc2 = nn.Linear(hidden, dim)
+
+        def forward(self, x: nn.Tensor) -> nn.Tensor:
+            return x + self.fc2(nn.op.gelu(self.fc1(self.norm(x))))
+
+    class MLP(nn.Module):
+        def __init__(self) -> None:
+            self.blocks = nn.ModuleList([Block() for _ in range(blocks)])
+
+        def forward(self, x: nn.Tensor) -> nn.Tensor:
+            for block in self.blocks:
+                x = block(x)
+            return x
+
+    spec = {"forward": {"x": nn.spec.Tensor(["seq", dim], "float32")}}
+    mod, params = MLP().export_tvm(spec=spec)
+    rng = np.random.default_rng(0)
+    weights = []
+    for name, param in params:
+        shape = tuple(int(s) for s in param.shape)
+        if name.endswith("norm.weight"):
+            weights.append(np.ones(shape, "float32"))
+        else:
+            weights.append((rng.standard_normal(shape) / np.sqrt(shape[-1])).astype("float32"))
+    x = rng.standard_normal((seq, dim)).astype("float32")
+    return Workload(
+        name=f"mlp-{blocks}x{dim}x{hidden}-seq{seq}",
+        mod=mod,
+        inputs=(x, *weights),
+        func="forward",
+        input_shapes={"x": (seq, dim)},
+        description=f"nn.Module residual MLP, {blocks} blocks, d={dim}, h={hidden}, seq={seq}",
+    )
+
+
+def upstream_rekill() -> Workload:
+    """The module of the upstream test: TVM's default pipeline output, killed again."""
+    from tvm import relax
+
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((1, 4), "float32"))
+    with bb.function("main", [x], attrs={"num_input": 1}):
+        y = bb.emit(relax.op.add(x, relax.const(1.0, "float32")))
+        z = bb.emit(relax.op.add(y, relax.const(2.0, "float32")))
+        bb.emit_func_output(z)
+    return Workload(
+        name="upstream_rekill",
+        mod=bb.get(),
+        inputs=(np.arange(4, dtype="float32").reshape(1, 4),),
+        input_shapes={"x": (1, 4)},
+        rekill=True,
+        description="apache/tvm#20200: default pipeline output re-killed (null_value kill)",
+    )

@@ -11,6 +11,24 @@ class BenchkillError(Exception):
     """A user-facing error: its message is printed as one line and the CLI exits with 2."""
 
 
+def one_line(exc: BaseException | str, limit: int = 300) -> str:
+    """The line of an exception (or of a child's stderr) that says what went wrong.
+
+    TVM errors put the useful ``Check failed ...`` line last, after a C++ backtrace;
+    a TVMScript parser error names the source line in a ``--> file:line:col`` line,
+    which is appended as ``(line N)``.
+    """
+    text = exc if isinstance(exc, str) else str(exc)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "(no message)" if isinstance(exc, str) else type(exc).__name__
+    where = next((line for line in lines if line.startswith("--> ")), None)
+    if where is not None:
+        return f"{lines[0]} (line {where.rsplit(':', 2)[-2]})"[:limit]
+    backtrace = any(line.startswith(('File "', "Traceback", "#")) for line in lines)
+    return (lines[-1] if backtrace or len(lines) > 1 else lines[0])[:limit]
+
+
 def _register_with_tvm_ffi() -> None:
     """Let a BenchkillError raised inside a TVM pass callback reach Python as itself."""
     try:

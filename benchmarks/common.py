@@ -55,8 +55,8 @@ def kill_variant(label: str) -> str | None:
 @cache
 def workload(name: str) -> Any:
     """The VM workload ``name`` (a :class:`benchkill.inputs.workloads.Workload`)."""
-    from benchkill.inputs import workloads
     from benchkill.errors import BenchkillError
+    from benchkill.inputs import workloads
 
     if name == "chain":
         return workloads.layer_chain(VM_LAYERS, VM_MIB)

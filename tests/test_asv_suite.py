@@ -66,7 +66,8 @@ def test_suite_imports_no_tvm() -> None:
     """asv imports the suite to discover it: that must stay cheap (nothing built, no TVM)."""
     code = (
         "import sys, benchmarks.bench_pass, benchmarks.bench_vm; "
-        "print(sorted(m for m in ('tvm', 'benchkill.inputs.families', 'numpy') if m in sys.modules))"
+        "print(sorted(m for m in ('tvm', 'benchkill.inputs.families', 'numpy') "
+        "if m in sys.modules))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],

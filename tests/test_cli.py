@@ -15,12 +15,12 @@ import types
 
 import pytest
 
-from benchkill.cli.main import main
 from benchkill.bench.machine import Machine, collect_machine
+from benchkill.bench.model import EXPECTED_FAILURE, CaseSpec, Record
+from benchkill.bench.suites import SUITES
+from benchkill.cli.main import main
 from benchkill.results.store import SCHEMA_VERSION, ResultRecord, Results, RunSettings, load, save
 from benchkill.stats import summarize
-from benchkill.bench.suites import SUITES
-from benchkill.bench.model import EXPECTED_FAILURE, CaseSpec, Record
 
 BASE10 = [1.00, 1.01, 1.02, 0.99, 1.00, 1.03, 0.98, 1.01, 1.00, 1.02]
 
@@ -262,7 +262,8 @@ def run_case(spec):
 """
 
 LAUNCH = (
-    "import sys, benchkill.bench.suites as s; s.SUITES.clear(); s.SUITES['fake'] = 'slow_fake_suite'; "
+    "import sys, benchkill.bench.suites as s; "
+    "s.SUITES.clear(); s.SUITES['fake'] = 'slow_fake_suite'; "
     "from benchkill.cli.main import main; sys.exit(main(sys.argv[1:]))"
 )
 

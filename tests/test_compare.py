@@ -9,6 +9,9 @@ from asv.results import Results as AsvResults
 from asv.runner import BenchmarkResult
 from scipy import stats as sps
 
+from benchkill.bench.machine import Machine
+from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK
+from benchkill.errors import BenchkillError
 from benchkill.reporting.verdicts import (
     FAILED_VERDICT,
     IMPROVEMENT,
@@ -23,11 +26,8 @@ from benchkill.reporting.verdicts import (
     format_value,
     load_any,
 )
-from benchkill.errors import BenchkillError
-from benchkill.bench.machine import Machine
 from benchkill.results.store import ResultRecord, Results, RunSettings
 from benchkill.stats import summarize
-from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK
 
 BASE10 = [1.00, 1.01, 1.02, 0.99, 1.00, 1.03, 0.98, 1.01, 1.00, 1.02]
 

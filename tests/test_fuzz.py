@@ -14,9 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from tvm import relax
 
 import benchkill
-from benchkill.cli.main import main
+from benchkill.analysis.verifier import verify_kills
 from benchkill.cli.cmd_fuzz import KNOWN_FAILURE_FLAGS
+from benchkill.cli.main import main
 from benchkill.errors import BenchkillError
+from benchkill.execution.pipeline import build_pipeline, lower_to_kill_input
 from benchkill.fuzz.campaign import (
     KNOWN_FAILURES,
     FuzzMismatch,
@@ -27,8 +29,6 @@ from benchkill.fuzz.campaign import (
     run_campaign,
     tvm_keeps_on_purpose,
 )
-from benchkill.execution.pipeline import build_pipeline, lower_to_kill_input
-from benchkill.analysis.verifier import verify_kills
 
 # Deterministic and database-free, so CI runs the same examples every time.
 CI = dict(

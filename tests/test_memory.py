@@ -11,7 +11,6 @@ from tvm.script import ir as I
 from tvm.script import relax as R
 from tvm.script import tirx as T
 
-from benchkill.inputs import workloads
 from benchkill.errors import BenchkillError
 from benchkill.execution.memory import (
     ChildOutcome,
@@ -22,6 +21,7 @@ from benchkill.execution.memory import (
     tvm_planned_bytes,
 )
 from benchkill.execution.pipeline import kill_pass, lower_to_kill_input
+from benchkill.inputs import workloads
 
 MiB = 1 << 20
 

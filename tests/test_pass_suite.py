@@ -7,13 +7,13 @@ import math
 import pytest
 from tvm import relax
 
+from benchkill.bench.model import FAILED, OK, Record
+from benchkill.bench.suites import load_suite
+from benchkill.bench.suites import pass_suite as ps
+from benchkill.bench.timing import budget_repeats, interleave, peak_python_memory
 from benchkill.errors import BenchkillError
 from benchkill.inputs.families import FAMILIES
 from benchkill.passes.naive import NaiveKillAfterLastUse
-from benchkill.bench.suites import load_suite
-from benchkill.bench.suites import pass_suite as ps
-from benchkill.bench.model import FAILED, OK, Record
-from benchkill.bench.timing import budget_repeats, interleave, peak_python_memory
 
 
 class FakeClock:

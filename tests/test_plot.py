@@ -7,13 +7,13 @@ from dataclasses import replace
 import matplotlib
 import pytest
 
-from benchkill.errors import BenchkillError
 from benchkill.bench.machine import Machine
-from benchkill.reporting.plot import plot_results
+from benchkill.bench.model import FAILED
+from benchkill.errors import BenchkillError
 from benchkill.reporting.markdown import write_report
+from benchkill.reporting.plot import plot_results
 from benchkill.results.store import ResultRecord, Results, RunSettings
 from benchkill.stats import summarize
-from benchkill.bench.model import FAILED
 
 MiB = 2**20
 

@@ -6,9 +6,10 @@ import subprocess
 
 import pytest
 
-from benchkill.results import store as res
-from benchkill.errors import BenchkillError
 from benchkill.bench.machine import Machine, collect_machine, git_state, machine_name
+from benchkill.bench.model import FAILED, CaseSpec, Record
+from benchkill.errors import BenchkillError
+from benchkill.results import store as res
 from benchkill.results.store import (
     SCHEMA_VERSION,
     ResultRecord,
@@ -18,7 +19,6 @@ from benchkill.results.store import (
     save,
     write_atomic,
 )
-from benchkill.bench.model import FAILED, CaseSpec, Record
 
 
 def make_results(n_cases: int = 2) -> Results:

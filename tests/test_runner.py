@@ -6,9 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchkill.errors import BenchkillError
 from benchkill.bench.machine import Machine
-from benchkill.results.store import Results, RunSettings, load
+from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK, CaseSpec, Record
 from benchkill.bench.runner import (
     PlainProgress,
     RichProgress,
@@ -17,7 +16,8 @@ from benchkill.bench.runner import (
     run,
     run_case,
 )
-from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK, CaseSpec, Record
+from benchkill.errors import BenchkillError
+from benchkill.results.store import Results, RunSettings, load
 
 
 class FakeSuite:

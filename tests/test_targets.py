@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchkill.cli.main import main
 from benchkill.bench.model import FAILED, Record
+from benchkill.cli.main import main
 from benchkill.reporting.targets import format_targets, pass_targets, scaling_exponents
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from benchkill.errors import BenchkillError
 from benchkill.bench.machine import Machine
+from benchkill.errors import BenchkillError
+from benchkill.reporting.trust import evaluate, run_trials
 from benchkill.results.store import ResultRecord, Results, RunSettings, save
 from benchkill.stats import summarize
-from benchkill.reporting.trust import evaluate, run_trials
 
 BASE = [1.00, 1.01, 1.02, 0.99, 1.00, 1.03, 0.98, 1.01, 1.00, 1.02]
 

@@ -9,12 +9,12 @@ from tvm.script import ir as I
 from tvm.script import relax as R
 from tvm.script import tirx as T
 
-from benchkill.inputs import workloads
+from benchkill.bench.model import EXPECTED_FAILURE, OK, CaseSpec
+from benchkill.bench.suites import vm_suite
 from benchkill.errors import BenchkillError
 from benchkill.execution.memory import estimate_memory, peak_supported
-from benchkill.bench.suites import vm_suite
-from benchkill.bench.model import EXPECTED_FAILURE, OK, CaseSpec
 from benchkill.execution.vm_measure import measure_vm, module_text
+from benchkill.inputs import workloads
 
 pytestmark = [
     pytest.mark.slow,

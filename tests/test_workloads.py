@@ -8,9 +8,9 @@ import pytest
 import tvm
 from tvm import relax
 
-from benchkill.inputs import workloads
 from benchkill.errors import BenchkillError
 from benchkill.execution.vm_measure import module_text
+from benchkill.inputs import workloads
 
 MiB = 1 << 20
 

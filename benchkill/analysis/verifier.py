@@ -44,9 +44,7 @@ scopes), in time linear in the number of bindings times the ``If`` nesting depth
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import tvm
 import tvm_ffi
@@ -115,51 +113,6 @@ def verify_kills(mod: tvm.IRModule, expect_complete: bool = False) -> list[Viola
             checker = _FunctionChecker(gvar.name_hint, expect_complete)
             violations.extend(checker.run(func))
     return violations
-
-
-def read_module(path: str | Path) -> tvm.IRModule:
-    """The IRModule in ``path``: JSON from ``tvm.ir.save_json``, or TVMScript.
-
-    A TVMScript file may start with the usual ``from tvm.script import ... as I/R/T``
-    lines; a single printed ``@R.function`` is wrapped in a module as ``main``.
-    """
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or exc
-        raise BenchkillError(f"cannot read {path}: {reason}") from None
-    if text.lstrip().startswith("{"):
-        try:
-            parsed = tvm.ir.load_json(text)
-        except Exception as exc:  # the JSON reader raises many kinds
-            raise BenchkillError(f"cannot load {path} as TVM JSON: {_first_line(exc)}") from None
-    else:
-        try:
-            parsed = tvm.script.from_source(_IMPORT_LINE.sub(r"# \g<0>", text))
-        except Exception as exc:  # the parser raises SyntaxError, DiagnosticError, ...
-            raise BenchkillError(f"cannot parse {path} as TVMScript: {_first_line(exc)}") from None
-    if isinstance(parsed, relax.Function):
-        parsed = tvm.IRModule({"main": parsed})
-    if not isinstance(parsed, tvm.IRModule):
-        raise BenchkillError(f"{path} holds a {type(parsed).__name__}, not an IRModule")
-    return parsed
-
-
-_IMPORT_LINE = re.compile(
-    r"^(from tvm\.script import (ir as I|relax as R|tirx as T)|import tvm)\s*$", re.M
-)
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    if not lines:
-        return type(exc).__name__
-    where = next((line for line in lines if line.startswith("--> ")), None)
-    if where is not None:
-        line_no = where.rsplit(":", 2)[-2]
-        return f"{lines[0]} (line {line_no})"
-    return lines[0]
 
 
 # --- classification of nodes (cached per Python class: isinstance on TVM's ABCs is slow) ----

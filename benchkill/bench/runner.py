@@ -17,9 +17,9 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import IO, Any, Protocol
 
+from benchkill.bench.model import FAILED, STATUSES, CaseSpec, Record
 from benchkill.errors import BenchkillError
 from benchkill.results.store import ResultRecord, Results, save
-from benchkill.bench.model import FAILED, STATUSES, CaseSpec, Record
 
 
 def utc_now() -> str:

@@ -49,7 +49,7 @@ def _module(args: argparse.Namespace) -> tvm.IRModule:
         except ValueError:
             raise BenchkillError(f"N_OPS must be a whole number, got {n_ops!r}") from None
         return generate(family, n)
-    from benchkill.analysis.verifier import read_module
+    from benchkill.relax.text import read_module
 
     return read_module(args.file)
 

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchkill.reporting.verdicts import load_any
 from benchkill.reporting.plot import plot_results
+from benchkill.reporting.verdicts import load_any
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

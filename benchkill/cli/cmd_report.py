@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchkill.reporting.verdicts import load_any
 from benchkill.reporting.markdown import write_report
+from benchkill.reporting.verdicts import load_any
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

@@ -7,12 +7,12 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from benchkill.errors import BenchkillError
 from benchkill.bench.machine import Machine, collect_machine
-from benchkill.results.store import Results, RunSettings, load
 from benchkill.bench.runner import failed_records, make_progress, utc_now
 from benchkill.bench.runner import run as run_suites
 from benchkill.bench.suites import SUITES, load_suite
+from benchkill.errors import BenchkillError
+from benchkill.results.store import Results, RunSettings, load
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchkill.results.store import load
 from benchkill.reporting.targets import format_targets
+from benchkill.results.store import load
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

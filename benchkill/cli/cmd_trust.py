@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchkill.reporting.verdicts import DEFAULT_ALPHA
 from benchkill.cli.cmd_compare import parse_alpha, parse_factor
+from benchkill.reporting.verdicts import DEFAULT_ALPHA
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from benchkill.analysis.verifier import RULES, read_module, verify_kills
+from benchkill.analysis.verifier import RULES, verify_kills
+from benchkill.relax.text import read_module
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

@@ -1,7 +1,7 @@
 """Child process of a measurement: ``python -m benchkill._vm_child WORKDIR``.
 
 WORKDIR holds ``request.json`` (what to do), and for a VM measurement ``module.py`` (the
-module as TVMScript, see :func:`benchkill.vm.module_text`) and ``inputs.npz``.  The child
+module as TVMScript, see :func:`benchkill.relax.text.module_text`) and ``inputs.npz``.  The child
 writes ``result.json`` (and ``outputs.npz``); before each stage it writes the stage's name to
 ``stage``, so that a crash can be placed.  A Python exception is reported in
 ``result.json``; a crash (segfault, abort) leaves no result and the parent reports the

@@ -24,6 +24,7 @@ import numpy as np
 
 from benchkill.errors import BenchkillError
 from benchkill.execution.memory import VMEvent, run_child
+from benchkill.relax.text import module_text
 
 EXEC_MODES = ("bytecode", "compiled")
 MEMORY_CFGS = ("pooled", "naive")
@@ -97,39 +98,6 @@ def _input_specs(inputs: Sequence[Any]) -> tuple[list[dict[str, Any]], dict[str,
                 "Python bool, int or float"
             )
     return specs, arrays
-
-
-def module_text(mod: Any) -> str:
-    """``mod`` as TVMScript, the form in which it travels to the child process.
-
-    Not ``tvm.ir.save_json``: in apache-tvm 0.27.0.post1 it segfaults on any Relax or
-    TIR node.  Printing without metadata cannot carry tensor constants, so a module with
-    a non-scalar constant is refused (pass such a tensor as an input instead).
-    """
-    import tvm
-    from tvm import relax
-
-    found: list[Any] = []
-
-    def visit(expr: Any) -> None:
-        ty = getattr(expr, "ty", None)
-        if (
-            isinstance(expr, tvm.ir.expr.Constant)
-            and isinstance(ty, relax.TensorType)
-            and ty.ndim != 0
-        ):
-            found.append(expr)
-
-    for gv, fn in mod.functions_items():
-        if isinstance(fn, relax.Function):
-            relax.analysis.post_order_visit(fn, visit)
-            if found:
-                raise BenchkillError(
-                    f"function {gv.name_hint!r} has a tensor constant; measure_vm sends the "
-                    "module to its child as TVMScript, which cannot carry tensor constants "
-                    "(make it an input)"
-                )
-    return mod.script()
 
 
 def measure_vm(

@@ -48,8 +48,8 @@ from hypothesis import HealthCheck, assume, given, seed, settings
 from hypothesis import strategies as st
 from tvm import relax
 
-from benchkill.errors import BenchkillError
 from benchkill.analysis.verifier import Violation, verify_kills
+from benchkill.errors import BenchkillError
 
 # --- IR leaves shared by every drawn module --------------------------------------------
 

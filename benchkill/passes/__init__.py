@@ -1,17 +1,14 @@
-"""The KillAfterLastUse implementations: benchkill's optimized pass and the naive port."""
+"""The KillAfterLastUse implementations: benchkill's optimized pass and the naive port.
+
+Modules: :mod:`.kill_after_last_use` (the pass and its steps :mod:`.canonicalize`,
+:mod:`.last_use`, :mod:`.plan`, :mod:`.rewrite`), :mod:`.naive` (the naive port),
+:mod:`.profile` (per-step timing).  Imports only :mod:`benchkill.relax` and
+:mod:`benchkill.errors`.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from benchkill.passes.kill_after_last_use import KillAfterLastUse
+from benchkill.passes.naive import NaiveKillAfterLastUse
 
-from benchkill.passes.kill_after_last_use import SLOWDOWN_ENV, KillAfterLastUse, kill_after_last_use
-
-__all__ = ["KillAfterLastUse", "NaiveKillAfterLastUse", "SLOWDOWN_ENV", "kill_after_last_use"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "NaiveKillAfterLastUse":
-        from benchkill.passes.naive import NaiveKillAfterLastUse
-
-        return NaiveKillAfterLastUse
-    raise AttributeError(name)
+__all__ = ["KillAfterLastUse", "NaiveKillAfterLastUse"]

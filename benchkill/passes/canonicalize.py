@@ -21,8 +21,8 @@ import tvm
 import tvm_ffi
 from tvm import relax
 
-from benchkill.relax import ffi as ir
 from benchkill.passes.last_use import OUTPUT, Scope, Sweep
+from benchkill.relax import ffi as ir
 
 
 def canonicalize(func, sweep: Sweep):

@@ -19,18 +19,15 @@ import tvm
 from tvm import relax
 
 from benchkill.errors import BenchkillError
-from benchkill.relax import ffi as ir
+from benchkill.hooks import SLOWDOWN_ENV
 from benchkill.passes.canonicalize import canonicalize
 from benchkill.passes.last_use import sweep_function
 from benchkill.passes.plan import plan_kills
 from benchkill.passes.rewrite import rewrite_function
-
-#: Environment variable of the regression test hook: a fraction (e.g. ``0.10``) of
-#: the pass's own time spent in extra busy work, to check that comparisons catch it.
-SLOWDOWN_ENV = "BENCHKILL_INJECT_SLOWDOWN"
+from benchkill.relax import ffi as ir
 
 
-def kill_after_last_use(func, *, exclude_null_value: bool = True, tvm_compatible: bool = True):
+def kill_function(func, *, exclude_null_value: bool = True, tvm_compatible: bool = True):
     """Insert kills after last uses in one Relax function (see the module docstring).
 
     Python's cyclic garbage collector is paused meanwhile: the pass creates a few
@@ -65,7 +62,7 @@ class _KillAfterLastUsePass:
 
     def transform_function(self, func, _mod, _ctx):
         start = time.perf_counter()
-        result = kill_after_last_use(
+        result = kill_function(
             func, exclude_null_value=self.exclude_null_value, tvm_compatible=self.tvm_compatible
         )
         _inject_slowdown(time.perf_counter() - start)

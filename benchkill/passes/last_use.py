@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from benchkill.errors import BenchkillError
 from benchkill.relax import ffi as ir
+from benchkill.relax import ops
 
 #: ``last_use`` value of a variable whose last use is its scope's result expression.
 OUTPUT = -1
@@ -108,11 +109,11 @@ class _Sweeper:
         self.has_dataflow = False
         self.has_local_function = False
         self.pos_stack: list[int] = []
-        self.op_codes = {ir.op_handle(n): _ALLOC_STORAGE for n in ir.ALLOC_STORAGE}
-        self.op_codes.update({ir.op_handle(n): _ALLOC_TENSOR for n in ir.ALLOC_TENSOR})
-        for name in (ir.KILL_TENSOR, ir.KILL_STORAGE, ir.KILL_OBJECT):
-            self.op_codes[ir.op_handle(name)] = _KILL
-        self.op_codes[ir.op_handle(ir.NULL_VALUE)] = _NULL_VALUE
+        self.op_codes = {ops.op_handle(n): _ALLOC_STORAGE for n in ops.ALLOC_STORAGE}
+        self.op_codes.update({ops.op_handle(n): _ALLOC_TENSOR for n in ops.ALLOC_TENSOR})
+        for name in (ops.KILL_TENSOR, ops.KILL_STORAGE, ops.KILL_OBJECT):
+            self.op_codes[ops.op_handle(name)] = _KILL
+        self.op_codes[ops.op_handle(ops.NULL_VALUE)] = _NULL_VALUE
 
     def run(self, func) -> Sweep:
         root = self.scope(func.body)

@@ -25,15 +25,11 @@ import tvm_ffi
 from tvm import relax
 from tvm.relax.expr_functor import PyExprMutator, PyExprVisitor, mutator, visitor
 
-_ALLOC_STORAGE = (
-    tvm.ir.Op.get("relax.vm.alloc_storage"),
-    tvm.ir.Op.get("relax.memory.alloc_storage"),
-)
-_NULL_VALUE = tvm.ir.Op.get("relax.null_value")
-_KILL_TENSOR = tvm.ir.Op.get("relax.memory.kill_tensor")
-_KILL_STORAGE = tvm.ir.Op.get("relax.memory.kill_storage")
-_KILL_OBJECT = tvm.ir.Op.get("relax.vm.kill_object")
-_KILL_OPS = (_KILL_TENSOR, _KILL_STORAGE, _KILL_OBJECT)
+from benchkill.relax import ops
+
+_ALLOC_STORAGE = tuple(ops.get_op(name) for name in ops.ALLOC_STORAGE)
+_NULL_VALUE = ops.get_op(ops.NULL_VALUE)
+_KILL_TENSOR, _KILL_STORAGE, _KILL_OBJECT = _KILL_OPS = tuple(ops.get_op(n) for n in ops.KILLS)
 
 
 def _op_in(op: tvm.ir.Expr, ops: tuple[tvm.ir.Op, ...]) -> bool:
@@ -240,7 +236,7 @@ class _KillInserter(PyExprMutator):
             self.builder_.emit(tvm.ir.Call(_KILL_OBJECT, [obj]), "_")
 
 
-def kill_after_last_use(func: relax.Function, exclude_null_value: bool = True) -> relax.Function:
+def kill_function(func: relax.Function, exclude_null_value: bool = True) -> relax.Function:
     """Steps 2 and 3 on one (already canonicalized) function."""
     func = remove_unused_trivial_bindings(func)
     return _KillInserter(exclude_null_value).visit_expr(func)
@@ -263,7 +259,7 @@ def NaiveKillAfterLastUse(exclude_null_value: bool = True) -> tvm.ir.transform.P
         with tvm.transform.PassContext(opt_level=3):
             mod = relax.transform.CanonicalizeBindings()(mod)
         updates = {
-            gv: kill_after_last_use(func, exclude_null_value)
+            gv: kill_function(func, exclude_null_value)
             for gv, func in mod.functions_items()
             if isinstance(func, relax.Function)
         }

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import sys
 
-from benchkill.relax import ffi as ir
 from benchkill.passes.last_use import OUTPUT, Sweep
+from benchkill.relax import ffi as ir
 
 
 def plan_kills(

@@ -1,6 +1,6 @@
 """Where benchkill's pass spends its time: CPU time per binding of each step.
 
-Runs the steps of :func:`.kill_after_last_use.kill_after_last_use` one by one on a
+Runs the steps of :func:`.kill_after_last_use.kill_function` one by one on a
 function, several times, and reports the minimum CPU time (``time.process_time``, which
 other jobs on a shared machine disturb far less than wall time) of each step divided by
 the number of bindings.
@@ -12,11 +12,11 @@ import gc
 import time
 from dataclasses import dataclass
 
-from benchkill.relax import ffi as ir
 from benchkill.passes.canonicalize import canonicalize
 from benchkill.passes.last_use import sweep_function
 from benchkill.passes.plan import plan_kills
 from benchkill.passes.rewrite import rewrite_function
+from benchkill.relax import ffi as ir
 
 STEPS = ("sweep", "canonicalize", "sweep again", "plan", "rebuild")
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from benchkill.relax import ffi as ir
 from benchkill.passes.last_use import Scope
+from benchkill.relax import ffi as ir
 
 
 def rewrite_function(func, root: Scope, plan: dict, kill_factory: ir.KillFactory):

@@ -1,4 +1,4 @@
-"""Fast access to the Relax IR of apache-tvm 0.27 for the kill pass.
+"""Fast access to the Relax IR of apache-tvm 0.27: FFI helpers and raw constructors.
 
 The pass touches every binding of modules with hundreds of thousands of bindings,
 so it avoids the Python wrapper classes where they cost: arrays are indexed with
@@ -10,8 +10,6 @@ PrimType variables).
 
 from __future__ import annotations
 
-from functools import cache
-
 import tvm
 import tvm.ir._ffi_api as _ir_api
 import tvm.relax._ffi_api as _relax_api
@@ -21,6 +19,8 @@ from tvm.ir import expr as _ir_expr
 from tvm.ir.prim import expr as _prim_expr
 from tvm.relax.op import memory as _memory_op
 from tvm.relax.op import vm as _vm_op
+
+from benchkill.relax.ops import KILL_OBJECT, KILL_STORAGE, KILL_TENSOR, get_op
 
 array_get = tvm_ffi.get_global_func("ffi.ArrayGetItem")
 array_size = tvm_ffi.get_global_func("ffi.ArraySize")
@@ -77,24 +77,6 @@ def is_var(expr) -> bool:
 def handle(obj) -> int:
     """The object handle: identity of an IR node, stable across Python wrappers."""
     return obj.__chandle__()
-
-
-KILL_TENSOR = "relax.memory.kill_tensor"
-KILL_STORAGE = "relax.memory.kill_storage"
-KILL_OBJECT = "relax.vm.kill_object"
-ALLOC_STORAGE = ("relax.memory.alloc_storage", "relax.vm.alloc_storage")
-ALLOC_TENSOR = ("relax.memory.alloc_tensor", "relax.vm.alloc_tensor")
-NULL_VALUE = "relax.null_value"
-
-
-@cache
-def get_op(name: str) -> tvm.ir.Op:
-    return tvm.ir.Op.get(name)
-
-
-@cache
-def op_handle(name: str) -> int:
-    return handle(get_op(name))
 
 
 class KillFactory:

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from benchkill.reporting.verdicts import compare, format_ratio, format_value
+from benchkill.bench.model import FAILED, OK
 from benchkill.errors import BenchkillError
 from benchkill.reporting.plot import plot_results
+from benchkill.reporting.verdicts import compare, format_ratio, format_value
 from benchkill.results.store import Results, write_atomic
-from benchkill.bench.model import FAILED, OK
 
 
 def _cell(text: object) -> str:

@@ -28,11 +28,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from benchkill.reporting.verdicts import record_label
+from benchkill.bench.model import OK
 from benchkill.errors import BenchkillError
+from benchkill.reporting.verdicts import record_label
 from benchkill.results.store import ResultRecord, Results
 from benchkill.stats import loglog_slope
-from benchkill.bench.model import OK
 
 #: Most lines a legend lists before it is left out (it would hide the plot).
 MAX_LEGEND = 16

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from benchkill.stats import loglog_slope
 from benchkill.bench.model import OK
+from benchkill.stats import loglog_slope
 
 #: (metric, family, bindings, numerator impl, denominator impl, target, "<=" or ">=")
 PASS_TARGETS = (

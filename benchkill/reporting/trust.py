@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchkill.reporting.verdicts import compare, record_label
 from benchkill.errors import BenchkillError
-from benchkill.passes.kill_after_last_use import SLOWDOWN_ENV
+from benchkill.hooks import SLOWDOWN_ENV
+from benchkill.reporting.verdicts import compare, record_label
 from benchkill.results.store import Results, load
 
 #: What to judge: a name and the ``--only`` pattern that selects its records.

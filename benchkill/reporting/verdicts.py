@@ -23,11 +23,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchkill.errors import BenchkillError
 from benchkill.bench.machine import Machine
+from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK
+from benchkill.errors import BenchkillError
 from benchkill.results.store import ResultRecord, Results, RunSettings, from_dict, read_json
 from benchkill.stats import Summary, is_noisy, mann_whitney_u, summarize
-from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK
 
 REGRESSION = "regression"
 IMPROVEMENT = "improvement"

@@ -18,10 +18,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from benchkill.errors import BenchkillError
 from benchkill.bench.machine import Machine
-from benchkill.stats import Summary, summarize
 from benchkill.bench.model import OK, STATUSES, CaseSpec, Record
+from benchkill.errors import BenchkillError
+from benchkill.stats import Summary, summarize
 
 # Version of the results file format, independent of the package version.
 # Change it whenever a reader of the old format would misread the new one.

@@ -23,10 +23,10 @@ from typing import Any
 import tvm
 from tvm import relax
 
+from benchkill.bench.model import FAILED, OK, CaseSpec, Record
+from benchkill.bench.timing import Clock, budget_repeats, interleave, peak_python_memory
 from benchkill.inputs.families import FAMILIES, count_bindings, generate, ops_for_bindings
 from benchkill.stats import loglog_slope
-from benchkill.bench.timing import Clock, budget_repeats, interleave, peak_python_memory
-from benchkill.bench.model import FAILED, OK, CaseSpec, Record
 
 NAME = "pass"
 

@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from benchkill.inputs import workloads
-from benchkill.errors import BenchkillError
 from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK, CaseSpec, Record
+from benchkill.errors import BenchkillError
+from benchkill.inputs import workloads
 
 NAME = "vm"
 

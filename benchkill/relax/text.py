@@ -1,0 +1,80 @@
+"""Reading and writing Relax modules as TVMScript, the one file format benchkill uses.
+
+Not ``tvm.ir.save_json``/``load_json``: in apache-tvm 0.27.0.post1 ``save_json`` segfaults
+on any Relax or TIR node, so JSON files of Relax modules cannot be made with this TVM.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from benchkill.errors import BenchkillError, one_line
+
+if TYPE_CHECKING:
+    import tvm
+
+_IMPORT_LINE = re.compile(
+    r"^(from tvm\.script import (ir as I|relax as R|tirx as T)|import tvm)\s*$", re.M
+)
+
+
+def read_module(path: str | Path) -> tvm.IRModule:
+    """The IRModule in the TVMScript file ``path``.
+
+    The file may start with the usual ``from tvm.script import ... as I/R/T`` lines; a
+    single printed ``@R.function`` is wrapped in a module as ``main``.
+    """
+    import tvm
+    from tvm import relax
+
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        raise BenchkillError(f"cannot read {path}: {reason}") from None
+    if not text.strip():
+        raise BenchkillError(f"{path} is empty, not a TVMScript module")
+    try:
+        parsed = tvm.script.from_source(_IMPORT_LINE.sub(r"# \g<0>", text))
+    except Exception as exc:  # the parser raises SyntaxError, DiagnosticError, ...
+        raise BenchkillError(f"cannot parse {path} as TVMScript: {one_line(exc)}") from None
+    if isinstance(parsed, relax.Function):
+        parsed = tvm.IRModule({"main": parsed})
+    if not isinstance(parsed, tvm.IRModule):
+        raise BenchkillError(f"{path} holds a {type(parsed).__name__}, not an IRModule")
+    return parsed
+
+
+def module_text(mod: Any) -> str:
+    """``mod`` as TVMScript, the form in which modules travel to child processes.
+
+    Printing without metadata cannot carry tensor constants, so a module with a
+    non-scalar constant is refused (pass such a tensor as an input instead).
+    """
+    import tvm
+    from tvm import relax
+
+    found: list[Any] = []
+
+    def visit(expr: Any) -> None:
+        ty = getattr(expr, "ty", None)
+        if (
+            isinstance(expr, tvm.ir.expr.Constant)
+            and isinstance(ty, relax.TensorType)
+            and ty.ndim != 0
+        ):
+            found.append(expr)
+
+    for gv, fn in mod.functions_items():
+        if isinstance(fn, relax.Function):
+            relax.analysis.post_order_visit(fn, visit)
+            if found:
+                raise BenchkillError(
+                    f"function {gv.name_hint!r} has a tensor constant; a module travels to a "
+                    "child process as TVMScript, which cannot carry tensor constants "
+                    "(make it an input)"
+                )
+    return mod.script()

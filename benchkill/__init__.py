@@ -1,4 +1,11 @@
-"""benchkill: benchmarking and profiling of TVM Relax's KillAfterLastUse pass."""
+"""benchkill: benchmarking and profiling of TVM Relax's KillAfterLastUse pass.
+
+The public names below are imported lazily, on first access, so that ``import benchkill``
+and ``benchkill --help`` import no TVM.  The package is layered (see the README's Layout
+section): ``relax`` (TVM plumbing), ``passes``, ``analysis``, ``inputs``, ``execution``,
+``fuzz``, ``bench``, ``results``, ``reporting``, ``cli``; ``errors``, ``hooks`` and
+``stats`` are imported by all of them.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +14,12 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-# Public names and the module that owns each.  Imported lazily so that
-# ``import benchkill`` (and ``benchkill --help``) stays cheap and a broken
-# optional part cannot break the rest.
+#: Public name -> the module that defines it.  No module of the package has the name
+#: of an export (``tests/test_public_api.py``), so importing one cannot shadow another.
 _EXPORTS = {
     "BenchkillError": "benchkill.errors",
-    "KillAfterLastUse": "benchkill.passes",
-    "NaiveKillAfterLastUse": "benchkill.passes",
+    "KillAfterLastUse": "benchkill.passes.kill_after_last_use",
+    "NaiveKillAfterLastUse": "benchkill.passes.naive",
     "build_pipeline": "benchkill.execution.pipeline",
     "generate": "benchkill.inputs.families",
     "FAMILIES": "benchkill.inputs.families",
@@ -33,4 +39,10 @@ def __getattr__(name: str) -> Any:
         module = _EXPORTS[name]
     except KeyError:
         raise AttributeError(f"module 'benchkill' has no attribute {name!r}") from None
-    return getattr(import_module(module), name)
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # later accesses skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -31,14 +31,11 @@ this module needs it, the rest of the package does not.
 
 from __future__ import annotations
 
-import json
 import re
-import signal
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import tvm
@@ -50,6 +47,8 @@ from tvm import relax
 
 from benchkill.analysis.verifier import Violation, verify_kills
 from benchkill.errors import BenchkillError
+from benchkill.execution.child import run_task, set_stage, work_dir
+from benchkill.relax.text import module_text
 
 # --- IR leaves shared by every drawn module --------------------------------------------
 
@@ -770,44 +769,40 @@ def check_vm_equivalence(
 
 
 def check_vm_equivalence_in_child(mod: tvm.IRModule, inputs: list, timeout: float = 600.0) -> None:
-    """:func:`check_vm_equivalence` in a child process, so a VM crash (a segfault from a
-    wrong kill) becomes a :class:`FuzzMismatch` instead of killing the caller."""
-    payload = json.dumps(
-        {
-            "script": mod.script(),
-            "inputs": [[a.tolist(), str(a.dtype)] for a in inputs],
-        }
-    )
-    code = "from benchkill.fuzz.campaign import _vm_child; _vm_child()"
-    proc = subprocess.run(
-        [sys.executable, "-c", code], input=payload, capture_output=True, text=True, timeout=timeout
-    )
-    lines = proc.stdout.splitlines()
-    started = [line[len("start ") :] for line in lines if line.startswith("start ")]
-    if proc.returncode < 0:
-        where = started[-1] if started else "before the first build"
-        name = signal.Signals(-proc.returncode).name
-        raise FuzzMismatch(f"the VM process died of {name} at {where}")
-    if proc.returncode == 1 and lines and lines[-1].startswith("mismatch "):
-        raise FuzzMismatch(lines[-1][len("mismatch ") :])
-    if proc.returncode != 0:
-        raise FuzzMismatch(f"the VM process failed ({proc.returncode}): {_first(proc.stderr)}")
+    """:func:`check_vm_equivalence` in a child process (task ``"fuzz-vm-equivalence"`` of
+    :mod:`benchkill.execution.child`), so a VM crash (a segfault from a wrong kill) becomes a
+    :class:`FuzzMismatch` instead of killing the caller."""
+    with work_dir("benchkill-fuzz-") as work:
+        (work / "module.py").write_text(module_text(mod))
+        np.savez(work / "inputs.npz", **{f"arg{i}": a for i, a in enumerate(inputs)})
+        outcome = run_task("fuzz-vm-equivalence", {"n_inputs": len(inputs)}, work, timeout)
+    result = outcome.result
+    if result is None:
+        if outcome.signal_name is not None:
+            where = outcome.stage or "before the first build"
+            raise FuzzMismatch(f"the VM process died of {outcome.signal_name} at {where}")
+        raise FuzzMismatch(f"the VM process failed: {outcome.failure()}")
+    if result.get("mismatch"):
+        raise FuzzMismatch(result["mismatch"])
+    if result.get("error"):
+        raise FuzzMismatch(f"the VM process failed: {result['error']}")
 
 
-def _vm_child() -> None:
-    """Entry point of the child process of :func:`check_vm_equivalence_in_child`."""
-    payload = json.loads(sys.stdin.read())
-    mod = tvm.script.from_source(payload["script"])
-    inputs = [np.array(values, dtype=dtype) for values, dtype in payload["inputs"]]
+def vm_equivalence_task(request: dict, work: Path) -> dict:
+    """The child's side of :func:`check_vm_equivalence_in_child`: the stage names the
+    build being made, so that a crash names it."""
+    mod = tvm.script.from_source((work / "module.py").read_text())
+    with np.load(work / "inputs.npz") as saved:
+        inputs = [saved[f"arg{i}"] for i in range(request["n_inputs"])]
 
     def progress(kill, mode):
-        print(f"start kill={kill!r} exec_mode={mode}", flush=True)
+        set_stage(work, f"kill={kill!r} exec_mode={mode}")
 
     try:
         check_vm_equivalence(mod, inputs, progress=progress)
     except FuzzMismatch as exc:
-        print(f"mismatch {exc}", flush=True)
-        sys.exit(1)
+        return {"mismatch": str(exc)}
+    return {}
 
 
 # --- the campaign --------------------------------------------------------------------------

@@ -106,7 +106,7 @@ def measure_workload(
     repeat: int = 5,
 ) -> list[Record]:
     """Records of every kill variant of one workload; ``kills[0]`` is the reference."""
-    from benchkill.execution.memory import estimate_memory
+    from benchkill.execution.estimate import estimate_memory
     from benchkill.execution.vm_measure import measure_vm
 
     records: list[Record] = []
@@ -233,7 +233,7 @@ def _variant_records(
 
 
 def _calibration(spec: CaseSpec) -> list[Record]:
-    from benchkill.execution.memory import measure_allocation
+    from benchkill.execution.peak import measure_allocation
 
     nbytes = int(spec.params["mib"]) * workloads.MiB
     peaks = [measure_allocation(nbytes) for _ in range(3)]

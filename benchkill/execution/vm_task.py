@@ -1,49 +1,26 @@
-"""Child process of a measurement: ``python -m benchkill._vm_child WORKDIR``.
+"""The child's side of a VM measurement: build, run, time and measure one module.
 
-WORKDIR holds ``request.json`` (what to do), and for a VM measurement ``module.py`` (the
-module as TVMScript, see :func:`benchkill.relax.text.module_text`) and ``inputs.npz``.  The child
-writes ``result.json`` (and ``outputs.npz``); before each stage it writes the stage's name to
-``stage``, so that a crash can be placed.  A Python exception is reported in
-``result.json``; a crash (segfault, abort) leaves no result and the parent reports the
-signal.  See :mod:`benchkill.memory` for how the peak is measured and
-:mod:`benchkill.vm` for the protocol's other side.
+Task ``"vm"`` of :mod:`benchkill.execution.child`.  The work directory holds ``module.py``
+(the module as TVMScript, see :func:`benchkill.relax.text.module_text`) and ``inputs.npz``;
+the task writes ``outputs.npz`` and returns the timings, peaks and timeline, or the error
+of a failed build or run with its stage.  :mod:`benchkill.execution.vm_measure` is the
+parent's side; :mod:`benchkill.execution.peak` says how the peak is measured.
 """
 
 from __future__ import annotations
 
 import gc
-import json
-import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchkill.execution.memory import VMEvent, peak_of, resident_bytes
+from benchkill.execution.child import error_text, set_stage
+from benchkill.execution.peak import VMEvent, peak_of, resident_bytes
 
 #: Keep at most this many timeline events (a long program would flood the results).
 MAX_EVENTS = 20000
-
-
-def _stage(work: Path, name: str) -> None:
-    (work / "stage").write_text(name)
-
-
-def _error_text(exc: BaseException) -> str:
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    # TVM errors put the useful "Check failed ..." line last, after a C++ backtrace.
-    message = lines[-1] if lines else "(no message)"
-    return f"{type(exc).__name__}: {message}"[:1000]
-
-
-def _allocate(request: dict[str, Any]) -> dict[str, Any]:
-    nbytes = int(request["nbytes"])
-    _, floor = peak_of(lambda: None)
-    block, peak = peak_of(lambda: np.ones(nbytes, dtype=np.uint8))
-    del block
-    return {"peak_bytes": peak, "floor_bytes": floor}
 
 
 def _build(request: dict[str, Any], work: Path) -> tuple[Any, float]:
@@ -105,18 +82,19 @@ def _clear_pool() -> None:
     tvm.get_global_func("vm.builtin.memory_manager.clear")()
 
 
-def _run_vm(request: dict[str, Any], work: Path) -> dict[str, Any]:
+def vm_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
+    """The child's side of :func:`benchkill.measure_vm` (task ``"vm"``)."""
     import tvm
     from tvm import relax
 
     result: dict[str, Any] = {}
-    _stage(work, "build")
+    set_stage(work, "build")
     try:
         ex, result["build_seconds"] = _build(request, work)
     except Exception as exc:  # noqa: BLE001 - a failed build is a result
-        return {"error": _error_text(exc), "stage": "build"}
+        return {"error": error_text(exc), "stage": "build"}
 
-    _stage(work, "run")
+    set_stage(work, "run")
     func, cfg, repeat = request["func"], request["memory_cfg"], int(request["repeat"])
     args = _inputs(request, work)
 
@@ -164,7 +142,7 @@ def _run_vm(request: dict[str, Any], work: Path) -> dict[str, Any]:
             out = vm[func](*args)
             del out, vm
     except Exception as exc:  # noqa: BLE001 - a failed run is a result
-        result.update(error=_error_text(exc), stage="run")
+        result.update(error=error_text(exc), stage="run")
         return result
 
     np.savez(work / "outputs.npz", *outputs)
@@ -176,24 +154,3 @@ def _run_vm(request: dict[str, Any], work: Path) -> dict[str, Any]:
         n_outputs=len(outputs),
     )
     return result
-
-
-def main(argv: list[str]) -> int:
-    work = Path(argv[1])
-    request = json.loads((work / "request.json").read_text())
-    try:
-        if request["task"] == "allocate":
-            result = _allocate(request)
-        else:
-            result = _run_vm(request, work)
-    except Exception as exc:  # noqa: BLE001 - report, the parent decides
-        traceback.print_exc()
-        result = {"error": _error_text(exc), "stage": "child"}
-    tmp = work / "result.json.tmp"
-    tmp.write_text(json.dumps(result))
-    tmp.replace(work / "result.json")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

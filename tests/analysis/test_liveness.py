@@ -1,75 +1,17 @@
-"""Peak measurement (calibrated against known allocations) and the static liveness bound
-(hand-written lowered modules with answers worked out by hand, TVM's own estimate)."""
+"""The static liveness bound on hand-written lowered modules, with answers worked out by
+hand: kills, the return slot, If paths, symbolic sizes, tuples, the pooled model."""
 
 # ruff: noqa: F841 - TVMScript bindings are IR, not Python variables
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from tvm.script import ir as I
 from tvm.script import relax as R
 from tvm.script import tirx as T
 
+from benchkill.analysis.liveness import POOL_PAGE, estimate_lowered
 from benchkill.errors import BenchkillError
-from benchkill.execution.memory import (
-    ChildOutcome,
-    estimate_memory,
-    measure_allocation,
-    peak_of,
-    peak_supported,
-    tvm_planned_bytes,
-)
-from benchkill.execution.pipeline import kill_pass, lower_to_kill_input
-from benchkill.inputs import workloads
-
-MiB = 1 << 20
-
-needs_proc = pytest.mark.skipif(not peak_supported(), reason="needs Linux /proc/self/clear_refs")
-
-
-# --- measured peak ----------------------------------------------------------------
-
-
-@pytest.mark.slow
-@needs_proc
-@pytest.mark.parametrize("mib", [64, 256])
-def test_calibration_in_child_within_5_percent(mib):
-    nbytes = mib * MiB
-    measured = measure_allocation(nbytes)
-    assert abs(measured / nbytes - 1) <= 0.05, (measured, nbytes)
-
-
-@needs_proc
-def test_peak_of_counts_the_result_it_keeps_alive():
-    nbytes = 64 * MiB  # above glibc's largest dynamic mmap threshold: a fresh mapping
-    block, peak = peak_of(lambda: np.ones(nbytes, dtype=np.uint8))
-    assert block.nbytes == nbytes
-    assert abs(peak / nbytes - 1) <= 0.05
-
-
-def test_measure_allocation_rejects_a_bad_size():
-    with pytest.raises(BenchkillError, match="positive integer"):
-        measure_allocation(0)
-
-
-@pytest.mark.parametrize(
-    "outcome, text",
-    [
-        (ChildOutcome(-11, False, "Segmentation fault\n"), "killed by SIGSEGV"),
-        (
-            ChildOutcome(3, False, "Traceback\nValueError: boom\n"),
-            "exited with code 3: ValueError: boom",
-        ),
-        (ChildOutcome(None, True, ""), "timed out"),
-        (ChildOutcome(-9, False, ""), "killed by SIGKILL"),
-        (ChildOutcome(0, False, "noise"), ""),
-    ],
-)
-def test_child_outcome_describes_how_it_ended(outcome, text):
-    assert outcome.describe() == (f"child process {text}" if text else "")
-    assert outcome.ok is (text == "")
-
 
 # --- liveness bound on hand-written lowered modules -------------------------------
 
@@ -106,7 +48,7 @@ class StraightLineNoKills:
 
 
 def test_liveness_straight_line_known_answer():
-    est = estimate_memory(StraightLine, lowered=True)
+    est = estimate_lowered(StraightLine)
     assert est.liveness_peak_bytes == 6000
     assert [p.live_bytes for p in est.curve] == [
         1000, 1000, 3000, 3000, 3000, 2000, 6000, 6000, 6000, 4000, 4000
@@ -118,7 +60,7 @@ def test_liveness_straight_line_known_answer():
 
 def test_pooled_model_reuses_only_buffers_of_the_same_page_rounded_size():
     # 1000, 2000 and 4000 bytes all round up to one 4096-byte page: s3 reuses s1's
-    assert estimate_memory(StraightLine, lowered=True).pooled_bytes == 2 * 4096
+    assert estimate_lowered(StraightLine).pooled_bytes == 2 * POOL_PAGE
 
 
 @I.ir_module
@@ -134,13 +76,13 @@ class TwoSizes:
 
 
 def test_pooled_model_keeps_freed_buffers_of_other_sizes():
-    est = estimate_memory(TwoSizes, lowered=True)
+    est = estimate_lowered(TwoSizes)
     assert est.liveness_peak_bytes == 12288  # one buffer live at a time
     assert est.pooled_bytes == 8192 + 12288  # s3 reuses s1's buffer, s2's stays pooled
 
 
 def test_liveness_without_kills_holds_everything():
-    assert estimate_memory(StraightLineNoKills, lowered=True).liveness_peak_bytes == 7000
+    assert estimate_lowered(StraightLineNoKills).liveness_peak_bytes == 7000
 
 
 @I.ir_module
@@ -166,10 +108,10 @@ class Calls:
 def test_liveness_return_slot_keeps_the_last_result_until_the_next_return():
     # bytecode VM: after `a` is killed, its tensor is still the VM's last return
     # value while the second call allocates, so two blocks are live at once
-    assert estimate_memory(Calls, lowered=True).liveness_peak_bytes == 200
+    assert estimate_lowered(Calls).liveness_peak_bytes == 200
     # without a return slot each result dies at its kill
-    assert estimate_memory(Calls, lowered=True, return_slot=False).liveness_peak_bytes == 100
-    est = estimate_memory(Calls, lowered=True)
+    assert estimate_lowered(Calls, return_slot=False).liveness_peak_bytes == 100
+    est = estimate_lowered(Calls)
     assert est.executed_bytes == 300
     assert {p.function for p in est.curve} == {"fresh", "main"}
 
@@ -193,7 +135,7 @@ class Branches:
 
 
 def test_liveness_takes_the_worst_path_through_an_if():
-    est = estimate_memory(Branches, lowered=True)
+    est = estimate_lowered(Branches)
     assert est.paths == 2 and est.exhaustive
     # the false branch's 300-byte block stays held by its registers; then 50 more
     assert est.liveness_peak_bytes == 350
@@ -211,14 +153,14 @@ class Symbolic:
 
 
 def test_liveness_symbolic_size_takes_input_shapes():
-    assert estimate_memory(Symbolic, {"x": (10, 2)}, lowered=True).liveness_peak_bytes == 80
-    assert estimate_memory(Symbolic, [(3, 2)], lowered=True).liveness_peak_bytes == 24
+    assert estimate_lowered(Symbolic, {"x": (10, 2)}).liveness_peak_bytes == 80
+    assert estimate_lowered(Symbolic, [(3, 2)]).liveness_peak_bytes == 24
     with pytest.raises(BenchkillError, match="pass input_shapes"):
-        estimate_memory(Symbolic, lowered=True)
+        estimate_lowered(Symbolic)
     with pytest.raises(BenchkillError, match="unknown parameter"):
-        estimate_memory(Symbolic, {"y": (3, 2)}, lowered=True)
+        estimate_lowered(Symbolic, {"y": (3, 2)})
     with pytest.raises(BenchkillError, match="1 parameters"):
-        estimate_memory(Symbolic, [(3, 2), (1,)], lowered=True)
+        estimate_lowered(Symbolic, [(3, 2), (1,)])
 
 
 @I.ir_module
@@ -240,61 +182,32 @@ class Tuples:
 
 
 def test_liveness_follows_tuples_and_their_items():
-    est = estimate_memory(Tuples, lowered=True)
+    est = estimate_lowered(Tuples)
     assert est.liveness_peak_bytes == 30
     assert [p.live_bytes for p in est.curve][-3:] == [30, 30, 10]
 
 
-def test_estimate_rejects_bad_input():
+def test_estimate_lowered_rejects_bad_input():
     with pytest.raises(BenchkillError, match="no function 'nope'"):
-        estimate_memory(StraightLine, lowered=True, func="nope")
+        estimate_lowered(StraightLine, func="nope")
     with pytest.raises(BenchkillError, match="tvm.IRModule"):
-        estimate_memory("not a module")
-    with pytest.raises(BenchkillError, match="unknown kill variant"):
-        estimate_memory(StraightLine, kill="sometimes")
+        estimate_lowered("not a module")
 
 
-# --- against TVM's estimate and the workloads' known answers ----------------------
+@I.ir_module
+class Builtin:
+    @R.function(pure=False)
+    def main(x: R.Tensor(("n",), "float32")):
+        n = T.int64()
+        a = R.builtin.alloc_tensor(R.shape([4, 8]), "float32", 0)
+        b = R.builtin.alloc_tensor(R.shape([n]), "float16", 0)
+        k = R.vm.kill_object(b)
+        return a
 
 
-@pytest.mark.parametrize(
-    "make", [lambda: workloads.layer_chain(3, 1), lambda: workloads.if_chain(3, 1)]
-)
-def test_allocated_bytes_match_tvm_estimate_memory_usage(make):
-    w = make()
-    est = estimate_memory(w.mod, w.input_shapes, kill="tvm")
-    lowered = kill_pass("tvm")(lower_to_kill_input(w.mod))
-    tvm_bytes = tvm_planned_bytes(lowered)
-    assert set(tvm_bytes) == set(est.allocated_bytes)
-    for name, value in tvm_bytes.items():
-        # TVM prints GB to four significant digits
-        assert est.allocated_bytes[name] == pytest.approx(value, rel=1e-3, abs=1)
-    assert est.total_bytes == 2 * MiB * (2 if w.name.startswith("if") else 1)
-
-
-def test_chain_bound_known_answer():
-    layers, tensor = 5, 1 * MiB
-    w = workloads.layer_chain(layers, 1)
-    # with kills: the previous result, the layer's intermediate and its new result
-    assert estimate_memory(w.mod, kill="tvm").liveness_peak_bytes == 3 * tensor
-    # without: every result, plus the last layer's intermediate
-    assert estimate_memory(w.mod, kill=None).liveness_peak_bytes == (layers + 1) * tensor
-
-
-def test_symbolic_chain_bound_uses_the_input_shape():
-    w = workloads.layer_chain(4, 0.25, symbolic=True)
-    est = estimate_memory(w.mod, w.input_shapes, kill="tvm")
-    assert est.liveness_peak_bytes == 3 * MiB // 4
-    assert est.dynamic_allocations == {"layer": 2}
-
-
-def test_if_chain_bound_tvm_keeps_every_result_beyond_does_not():
-    layers, tensor = 6, 1 * MiB
-    w = workloads.if_chain(layers, 1)
-    tvm_bound = estimate_memory(w.mod, w.input_shapes, kill="tvm")
-    beyond = estimate_memory(w.mod, w.input_shapes, kill="beyond")
-    assert tvm_bound.paths == beyond.paths == 2
-    # TVM: no kills after the If; every chain result, the If result and one intermediate
-    assert tvm_bound.liveness_peak_bytes == (layers + 2) * tensor
-    # beyond: the chain needs three; the branch register pins the If result
-    assert beyond.liveness_peak_bytes == 4 * tensor
+def test_builtin_tensors_are_blocks_of_their_own():
+    est = estimate_lowered(Builtin, {"x": (10,)})
+    assert [p.live_bytes for p in est.curve] == [128, 128 + 20, 128]
+    assert est.executed_bytes == est.liveness_peak_bytes == 148
+    # the text's constant sizes: the float16[n] tensor is symbolic
+    assert est.allocated_bytes == {"main": 128} and est.dynamic_allocations == {"main": 1}

@@ -1,0 +1,85 @@
+"""The child-process protocol: how an outcome is described, the request, stage and result
+files, and the task registry."""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import pytest
+
+from benchkill.errors import BenchkillError
+from benchkill.execution import child
+from benchkill.execution.child import ChildOutcome, positive_int, run_task, work_dir
+from benchkill.execution.peak import peak_supported
+
+
+@pytest.mark.parametrize(
+    "outcome, text",
+    [
+        (ChildOutcome(-11, False, "Segmentation fault\n"), "killed by SIGSEGV"),
+        (
+            ChildOutcome(3, False, "Traceback\nValueError: boom\n"),
+            "exited with code 3: ValueError: boom",
+        ),
+        (ChildOutcome(3, False, ""), "exited with code 3"),
+        (ChildOutcome(None, True, ""), "timed out"),
+        (ChildOutcome(None, True, "", timeout=0.5), "timed out after 0.5 s"),
+        (ChildOutcome(-9, False, ""), "killed by SIGKILL"),
+        (ChildOutcome(0, False, "noise"), ""),
+    ],
+)
+def test_child_outcome_describes_how_it_ended(outcome, text):
+    assert outcome.describe() == (f"child process {text}" if text else "")
+    assert outcome.ok is (text == "")
+
+
+def test_a_failure_names_the_stage():
+    crashed = ChildOutcome(-11, False, "", stage="run")
+    assert crashed.signal_name == "SIGSEGV"
+    assert crashed.failure() == "child process killed by SIGSEGV (during run)"
+    assert ChildOutcome(0, False, "").failure() == "child process left no result (during start)"
+
+
+def test_every_registered_task_has_an_entry():
+    for task, entry in child.TASKS.items():
+        module, _, function = entry.partition(":")
+        assert callable(getattr(importlib.import_module(module), function)), task
+
+
+@pytest.mark.skipif(not peak_supported(), reason="needs Linux /proc/self/clear_refs")
+def test_an_allocation_task_round_trip():
+    with work_dir("benchkill-test-") as work:
+        outcome = run_task("allocate", {"nbytes": 1 << 20}, work, timeout=120)
+        request = json.loads((work / child.REQUEST).read_text())
+    assert request == {"nbytes": 1 << 20, "task": "allocate"}
+    assert outcome.ok and outcome.stage is None
+    assert set(outcome.result) == {"peak_bytes", "floor_bytes"}
+    assert not work.exists()
+
+
+def test_an_exception_in_the_child_is_a_result():
+    """A Python error of the task is reported in result.json, with its one line."""
+    with work_dir("benchkill-test-") as work:
+        outcome = run_task("allocate", {"nbytes": "many"}, work, timeout=120)
+    assert outcome.ok
+    assert outcome.result["stage"] == "child"
+    assert outcome.result["error"].startswith("ValueError: invalid literal for int()")
+
+
+def test_bad_requests_raise_before_any_child(tmp_path):
+    with pytest.raises(BenchkillError, match="unknown child task 'nope'"):
+        run_task("nope", {}, tmp_path, timeout=1)
+    with pytest.raises(BenchkillError, match="timeout must be a positive number"):
+        run_task("allocate", {"nbytes": 1}, tmp_path, timeout=0)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("value", [0, -3, 2.0, True, "1"])
+def test_positive_int_refuses(value):
+    with pytest.raises(BenchkillError, match="repeat must be a positive integer"):
+        positive_int(value, "repeat")
+
+
+def test_positive_int_passes_a_positive_int_through():
+    assert positive_int(3, "repeat") == 3

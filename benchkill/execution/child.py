@@ -16,8 +16,9 @@ disturb another.  The work directory holds:
     ``{"error": "...", "stage": ...}``); a crash leaves none, and the parent describes how
     the process ended, with the signal's name (:meth:`ChildOutcome.describe`).
 
-The child's task registry :data:`TASKS` names each task's entry as ``"module:function"``,
-imported in the child only, so that the protocol depends on no layer of its callers:
+A task is named by its entry point, ``"module:function"``, given by the caller and imported
+in the child only, so that the protocol depends on no layer of its callers (fuzzing's VM
+equivalence runs through it without execution importing fuzz):
 ``entry(request, work) -> dict`` returns the result.
 
 The child runs with :data:`CHILD_ENV` added to the environment: a fixed
@@ -30,6 +31,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -46,12 +48,8 @@ from benchkill.errors import BenchkillError, one_line
 REQUEST, STAGE, RESULT = "request.json", "stage", "result.json"
 _ENTRY = "benchkill.execution.child"  # this module, as ``python -m`` runs it
 
-#: Task name -> entry in the child, ``"module:function"``.
-TASKS = {
-    "allocate": "benchkill.execution.peak:allocation_task",
-    "vm": "benchkill.execution.vm_task:vm_task",
-    "fuzz-vm-equivalence": "benchkill.fuzz.campaign:vm_equivalence_task",
-}
+#: The form of a task's entry point: a benchkill module and a function in it.
+_ENTRY_POINT = re.compile(r"benchkill(\.\w+)+:\w+")
 
 #: Environment added to a child: a fixed mmap threshold (bytes) disables glibc's dynamic
 #: threshold, so that freed large buffers go back to the system.
@@ -119,10 +117,11 @@ def work_dir(prefix: str) -> Iterator[Path]:
 
 
 def run_task(task: str, request: Mapping[str, Any], work: Path, timeout: float) -> ChildOutcome:
-    """Run ``task`` with the options ``request`` in a fresh child process working in
-    ``work`` (which holds the task's input files), killed after ``timeout`` seconds."""
-    if task not in TASKS:
-        raise BenchkillError(f"unknown child task {task!r}; expected one of {', '.join(TASKS)}")
+    """Run the task whose entry point is ``task`` (``"benchkill.module:function"``) with the
+    options ``request`` in a fresh child process working in ``work`` (which holds the
+    task's input files), killed after ``timeout`` seconds."""
+    if not isinstance(task, str) or not _ENTRY_POINT.fullmatch(task):
+        raise BenchkillError(f"a child task is 'benchkill.module:function', not {task!r}")
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise BenchkillError(f"timeout must be a positive number of seconds, not {timeout!r}")
     (work / REQUEST).write_text(json.dumps({**request, "task": task}))
@@ -167,7 +166,7 @@ def main(argv: list[str]) -> int:
     work = Path(argv[1])
     try:
         request = json.loads((work / REQUEST).read_text())
-        module, _, function = TASKS[request["task"]].partition(":")
+        module, _, function = request["task"].partition(":")
         result = getattr(importlib.import_module(module), function)(request, work)
     except Exception as exc:  # noqa: BLE001 - report, the parent decides
         traceback.print_exc()

@@ -89,7 +89,9 @@ def measure_allocation(nbytes: int, *, timeout: float = 120.0) -> int:
     """
     positive_int(nbytes, "nbytes")
     with work_dir("benchkill-alloc-") as work:
-        outcome = run_task("allocate", {"nbytes": nbytes}, work, timeout)
+        outcome = run_task(
+            "benchkill.execution.peak:allocation_task", {"nbytes": nbytes}, work, timeout
+        )
     result = outcome.result
     if not outcome.ok or result is None:
         raise BenchkillError(f"allocation measurement failed: {outcome.failure()}")
@@ -99,7 +101,7 @@ def measure_allocation(nbytes: int, *, timeout: float = 120.0) -> int:
 
 
 def allocation_task(request: dict[str, Any], _work: Path) -> dict[str, Any]:
-    """The child's side of :func:`measure_allocation` (task ``"allocate"``)."""
+    """The child's side of :func:`measure_allocation` (its child task)."""
     import numpy as np
 
     nbytes = int(request["nbytes"])

@@ -153,7 +153,7 @@ def measure_vm(
     with work_dir("benchkill-vm-") as work:
         (work / "module.py").write_text(module_text(mod))
         np.savez(work / "inputs.npz", **arrays)
-        outcome = run_task("vm", request, work, timeout)
+        outcome = run_task("benchkill.execution.vm_task:vm_task", request, work, timeout)
         result = outcome.result
         if result is None:
             return VMResult(ok=False, error=outcome.failure(), stage="child", **base)

@@ -769,13 +769,15 @@ def check_vm_equivalence(
 
 
 def check_vm_equivalence_in_child(mod: tvm.IRModule, inputs: list, timeout: float = 600.0) -> None:
-    """:func:`check_vm_equivalence` in a child process (task ``"fuzz-vm-equivalence"`` of
+    """:func:`check_vm_equivalence` in a child process (task ``vm_equivalence_task`` of
     :mod:`benchkill.execution.child`), so a VM crash (a segfault from a wrong kill) becomes a
     :class:`FuzzMismatch` instead of killing the caller."""
     with work_dir("benchkill-fuzz-") as work:
         (work / "module.py").write_text(module_text(mod))
         np.savez(work / "inputs.npz", **{f"arg{i}": a for i, a in enumerate(inputs)})
-        outcome = run_task("fuzz-vm-equivalence", {"n_inputs": len(inputs)}, work, timeout)
+        outcome = run_task(
+            "benchkill.fuzz.campaign:vm_equivalence_task", {"n_inputs": len(inputs)}, work, timeout
+        )
     result = outcome.result
     if result is None:
         if outcome.signal_name is not None:

@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
+
 import pytest
 import tvm
+from hypothesis import settings
 from tvm import relax
 
 import benchkill
+
+# hypothesis writes nothing into the checkout: no example database, and its other storage
+# (a cache of the constants in local modules, written even without a database) goes to a
+# temporary directory unless HYPOTHESIS_STORAGE_DIRECTORY says where.
+if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+    _storage = tempfile.mkdtemp(prefix="benchkill-tests-hypothesis-")
+    atexit.register(shutil.rmtree, _storage, ignore_errors=True)
+    os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = _storage
+settings.register_profile("benchkill", database=None, deadline=None)
+settings.load_profile("benchkill")
 
 
 def run_both(mod: tvm.IRModule, **options) -> tuple[tvm.IRModule, tvm.IRModule]:

@@ -14,12 +14,16 @@ dimensions values, and whether it is the upstream re-kill scenario.
   (LayerNorm, Linear, GELU, Linear) with a symbolic sequence length and random weights.
 - :func:`upstream_rekill`: the module of apache/tvm#20200, to be compiled by TVM's
   default pipeline and killed again (``measure_vm(..., rekill=True)``).
+
+:data:`WORKLOADS` names them, with the parameters of a full run and of a quick one; the
+"vm" suite and the asv suite both pick their workloads there (:func:`make_workload`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -200,3 +204,52 @@ def upstream_rekill() -> Workload:
         rekill=True,
         description="apache/tvm#20200: default pipeline output re-killed (null_value kill)",
     )
+
+
+# --- the registry ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkloadFactory:
+    """A named workload: its builder and the builder's parameters in a full and a quick run."""
+
+    build: Callable[..., Workload]
+    params: Mapping[str, Any]
+    quick: Mapping[str, Any]
+
+    def parameters(self, quick: bool = False) -> dict[str, Any]:
+        """The builder's keyword arguments of a full run, or of a quick one."""
+        return dict(self.quick if quick else self.params)
+
+
+#: workload name -> its factory, in the order the suites list them
+WORKLOADS: dict[str, WorkloadFactory] = {
+    "chain": WorkloadFactory(layer_chain, {"layers": 24, "mib": 16}, {"layers": 8, "mib": 4}),
+    "symbolic_chain": WorkloadFactory(
+        partial(layer_chain, symbolic=True), {"layers": 24, "mib": 16}, {"layers": 8, "mib": 4}
+    ),
+    "if_chain": WorkloadFactory(if_chain, {"layers": 20, "mib": 16}, {"layers": 8, "mib": 4}),
+    "mlp": WorkloadFactory(
+        mlp,
+        {"seq": 2048, "dim": 64, "hidden": 256, "blocks": 2},
+        {"seq": 2048, "dim": 32, "hidden": 256, "blocks": 1},
+    ),
+    "upstream_rekill": WorkloadFactory(upstream_rekill, {}, {}),
+}
+
+
+def make_workload(
+    name: Any, params: Mapping[str, Any] | None = None, *, quick: bool = False
+) -> Workload:
+    """The workload ``name`` built with the values ``params`` gives its builder's parameters,
+    the full run's (or with ``quick``, the quick run's) for the others.  Other keys of
+    ``params`` (a case's ``exec_mode``, ...) are ignored."""
+    factory = WORKLOADS.get(name) if isinstance(name, str) else None
+    if factory is None:
+        raise BenchkillError(
+            f"unknown vm workload {name!r}; expected one of {', '.join(WORKLOADS)}"
+        )
+    kwargs = factory.parameters(quick)
+    given = params or {}
+    kwargs.update({key: given[key] for key in kwargs if key in given})
+    return factory.build(**kwargs)

@@ -17,7 +17,7 @@ from benchkill.analysis.verifier import RULES, Violation, verify_kills
 from benchkill.cli.main import main
 from benchkill.errors import BenchkillError
 from benchkill.execution.pipeline import build_pipeline, lower_to_kill_input
-from benchkill.fuzz.campaign import tvm_keeps_on_purpose
+from benchkill.fuzz.properties import tvm_keeps_on_purpose
 from benchkill.inputs.families import count_bindings, generate
 from benchkill.relax.text import read_module
 
@@ -334,7 +334,7 @@ def test_violation_is_a_frozen_record_printed_on_one_line():
 
 def test_a_use_outside_the_defining_scope_is_reported():
     """TVM's default pipeline lowers this program to IR that reuses a storage bound in a
-    branch after the If (its StaticPlanBlockMemory; see tests/test_fuzz.py), and the VM
+    branch after the If (its StaticPlanBlockMemory; see tests/fuzz/test_fuzz.py), and the VM
     then reads a register that was never written."""
     src = f"""
 @R.function

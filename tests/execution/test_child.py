@@ -49,7 +49,7 @@ ALLOCATE = "benchkill.execution.peak:allocation_task"
     [
         ALLOCATE,
         "benchkill.execution.vm_task:vm_task",
-        "benchkill.fuzz.campaign:vm_equivalence_task",
+        "benchkill.fuzz.buildable:vm_equivalence_task",
     ],
 )
 def test_the_callers_task_entries_exist(entry):

@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK, CaseSpec, Record
-from benchkill.errors import BenchkillError
 from benchkill.inputs import workloads
 
 NAME = "vm"
@@ -39,16 +38,11 @@ REKILL_KILLS: tuple[str | None, ...] = (None, "legacy", "benchkill", "tvm")
 #: Relative tolerance of the calibration: measured / allocated within 1 +- this.
 CALIBRATION_TOLERANCE = 0.05
 
-_BUILDERS = {
-    "chain": lambda p: workloads.layer_chain(p["layers"], p["mib"]),
-    "symbolic_chain": lambda p: workloads.layer_chain(p["layers"], p["mib"], symbolic=True),
-    "if_chain": lambda p: workloads.if_chain(p["layers"], p["mib"]),
-    "mlp": lambda p: workloads.mlp(p["seq"], p["dim"], p["hidden"], p["blocks"]),
-    "upstream_rekill": lambda p: workloads.upstream_rekill(),
-}
 
-
-def _spec(workload: str, exec_mode: str, memory_cfg: str = "pooled", **params: Any) -> CaseSpec:
+def _spec(
+    workload: str, exec_mode: str, memory_cfg: str = "pooled", quick: bool = False
+) -> CaseSpec:
+    params = workloads.WORKLOADS[workload].parameters(quick)
     return CaseSpec(
         NAME,
         workload,
@@ -62,21 +56,15 @@ def cases(quick: bool) -> list[CaseSpec]:
     if quick:
         return [
             CaseSpec(NAME, "calibration", {"mib": 64}),
-            *(_spec("chain", m, layers=8, mib=4) for m in modes),
-            _spec("if_chain", "bytecode", layers=8, mib=4),
-            _spec("mlp", "bytecode", seq=2048, dim=32, hidden=256, blocks=1),
-            _spec("upstream_rekill", "compiled"),
+            *(_spec("chain", m, quick=True) for m in modes),
+            _spec("if_chain", "bytecode", quick=True),
+            _spec("mlp", "bytecode", quick=True),
+            _spec("upstream_rekill", "compiled", quick=True),
         ]
     specs = [CaseSpec(NAME, "calibration", {"mib": m}) for m in (64, 256)]
     for m in modes:
-        specs += [
-            _spec("chain", m, layers=24, mib=16),
-            _spec("symbolic_chain", m, layers=24, mib=16),
-            _spec("if_chain", m, layers=20, mib=16),
-            _spec("mlp", m, seq=2048, dim=64, hidden=256, blocks=2),
-            _spec("upstream_rekill", m),
-        ]
-    specs.append(_spec("chain", "bytecode", "naive", layers=24, mib=16))
+        specs += [_spec(name, m) for name in workloads.WORKLOADS]
+    specs.append(_spec("chain", "bytecode", "naive"))
     return specs
 
 
@@ -86,10 +74,7 @@ def run_case(spec: CaseSpec) -> list[Record]:
     if spec.name == "calibration":
         return _calibration(spec)
     params = dict(spec.params)
-    builder = _BUILDERS.get(params.get("workload"))
-    if builder is None:
-        raise BenchkillError(f"unknown vm workload {params.get('workload')!r}")
-    workload = builder(params)
+    workload = workloads.make_workload(params.get("workload"), params)
     default = REKILL_KILLS if workload.rekill else KILLS
     kills = tuple(params.get("kills", default))
     return measure_workload(

@@ -123,8 +123,12 @@ def test_ops_for_bindings_inverts_the_size():
 def test_bad_arguments_raise_benchkill_error(family, n_ops, seed):
     with pytest.raises(BenchkillError):
         generate(family, n_ops, seed)
-    with pytest.raises(BenchkillError):
-        ops_for_bindings("chain", 0)
+
+
+@pytest.mark.parametrize("bindings", [0, -3, 2.5, True])
+def test_ops_for_bindings_rejects_bad_sizes(bindings):
+    with pytest.raises(BenchkillError, match="bindings must be a positive integer"):
+        ops_for_bindings("chain", bindings)
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

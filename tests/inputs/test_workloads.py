@@ -1,5 +1,5 @@
-"""The VM workloads: structure, inputs, determinism, argument checks, and that each
-survives the TVMScript round trip that carries it to the measurement child."""
+"""The VM workloads: structure, inputs, determinism, argument checks, the registry, and
+that each survives the TVMScript round trip that carries it to the measurement child."""
 
 from __future__ import annotations
 
@@ -107,3 +107,27 @@ def test_workload_survives_the_tvmscript_round_trip(make):
 def test_bad_sizes_are_rejected(call, message):
     with pytest.raises(BenchkillError, match=message):
         call()
+
+
+@pytest.mark.parametrize("name", sorted(workloads.WORKLOADS))
+def test_every_registered_workload_builds_with_its_quick_parameters(name):
+    factory = workloads.WORKLOADS[name]
+    w = workloads.make_workload(name, quick=True)
+    assert w.name.startswith(name)
+    assert set(factory.quick) == set(factory.params)
+    if factory.quick != factory.params:
+        assert w.name != workloads.make_workload(name, factory.params).name
+
+
+def test_make_workload_takes_the_builders_parameters_and_ignores_the_rest():
+    w = workloads.make_workload("chain", {"layers": 3, "exec_mode": "bytecode"}, quick=True)
+    assert w.name == f"chain-3x{workloads.WORKLOADS['chain'].quick['mib']}MiB"
+    params = workloads.WORKLOADS["chain"].parameters()
+    params["layers"] = 1  # a copy: the registry keeps its defaults
+    assert workloads.WORKLOADS["chain"].params["layers"] != 1
+
+
+@pytest.mark.parametrize("name", ["nope", None, 3])
+def test_make_workload_rejects_unknown_names(name):
+    with pytest.raises(BenchkillError, match="unknown vm workload .* expected one of chain"):
+        workloads.make_workload(name)

@@ -56,13 +56,6 @@ _ENTRY_POINT = re.compile(r"benchkill(\.\w+)+:\w+")
 CHILD_ENV = {"MALLOC_MMAP_THRESHOLD_": "65536"}
 
 
-def positive_int(value: Any, what: str) -> int:
-    """``value`` if it is an int >= 1 (not a bool); else BenchkillError naming ``what``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise BenchkillError(f"{what} must be a positive integer, not {value!r}")
-    return value
-
-
 @dataclass(frozen=True)
 class ChildOutcome:
     """How a child process ended: exit code (negative: killed by that signal), whether it

@@ -27,8 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
-from benchkill.errors import BenchkillError
-from benchkill.execution.child import positive_int, run_task, work_dir
+from benchkill.errors import BenchkillError, check_int
+from benchkill.execution.child import run_task, work_dir
 
 T = TypeVar("T")
 
@@ -87,7 +87,7 @@ def measure_allocation(nbytes: int, *, timeout: float = 120.0) -> int:
     The calibration of :func:`peak_of`: the answer should be ``nbytes`` within a
     fraction of a percent.  Also the reference measurement of the ``vm`` suite.
     """
-    positive_int(nbytes, "nbytes")
+    check_int(nbytes, "nbytes")
     with work_dir("benchkill-alloc-") as work:
         outcome = run_task(
             "benchkill.execution.peak:allocation_task", {"nbytes": nbytes}, work, timeout

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from benchkill.analysis.liveness import check_function
-from benchkill.errors import BenchkillError
-from benchkill.execution.child import positive_int, run_task, work_dir
+from benchkill.errors import BenchkillError, check_int
+from benchkill.execution.child import run_task, work_dir
 from benchkill.execution.peak import VMEvent
 from benchkill.execution.pipeline import check_kill_variant
 from benchkill.relax.text import module_text
@@ -134,8 +134,8 @@ def measure_vm(
     Invalid options raise BenchkillError; build and run failures are returned.
     """
     _check_options(exec_mode, kill, memory_cfg)
-    positive_int(repeat, "repeat")
-    positive_int(peak_repeat, "peak_repeat")
+    check_int(repeat, "repeat")
+    check_int(peak_repeat, "peak_repeat")
     check_function(mod, func, "measure_vm")
     specs, arrays = _input_specs(inputs)
     request = {

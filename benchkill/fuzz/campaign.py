@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from benchkill.errors import BenchkillError
+from benchkill.errors import check_int
 from benchkill.fuzz.buildable import buildable_modules, check_vm_equivalence_in_child
 from benchkill.fuzz.lowered import lowered_modules
 from benchkill.fuzz.properties import FuzzMismatch, check_example
@@ -59,13 +59,9 @@ def run_campaign(
     ``options`` are those of :func:`lowered_modules` (:data:`KNOWN_FAILURES`).
     """
     check = check_example if check is None else check
-    for name, value, low in (
-        ("examples", examples, 1),
-        ("buildable", buildable, 0),
-        ("max_statements", max_statements, 1),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise BenchkillError(f"{name} must be an integer >= {low}, got {value!r}")
+    check_int(examples, "examples")
+    check_int(buildable, "buildable", low=0)
+    check_int(max_statements, "max_statements")
     start = time.perf_counter()
     counts, failure, reproducer = [0, 0], None, None
 

@@ -23,7 +23,7 @@ import tvm.ir._ffi_api as _ir_ffi
 import tvm.relax._ffi_api as _rx_ffi
 from tvm import relax
 
-from benchkill.errors import BenchkillError
+from benchkill.errors import BenchkillError, check_int
 from benchkill.inputs.kernels import KERNELS, Atoms, i64
 
 #: family name -> what its ``main`` is made of (one line each)
@@ -43,6 +43,9 @@ FAMILIES = {
 }
 
 #: Shape of every tensor (float32).
+#: The largest module :func:`generate` makes (about 2.2 GiB of IR for a chain): a bound, so
+#: that a typo such as ``generate chain 100000000000`` fails at once, not after minutes.
+MAX_OPS = 10_000_000
 _SHAPE = (16, 16)
 #: ``planned``: storages allocated up front and reused, one tensor at a time at offset 0,
 #: as TVM's StaticPlanBlockMemory does (PrimFuncs require a zero byte offset).
@@ -311,10 +314,8 @@ def generate(family: str, n_ops: int, seed: int = 0) -> tvm.IRModule:
     """
     if family not in FAMILIES:
         raise BenchkillError(f"unknown family {family!r}; expected one of {', '.join(FAMILIES)}")
-    if isinstance(n_ops, bool) or not isinstance(n_ops, int) or n_ops < 1:
-        raise BenchkillError(f"n_ops must be a positive integer, got {n_ops!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise BenchkillError(f"seed must be an integer, got {seed!r}")
+    check_int(n_ops, "n_ops", high=MAX_OPS)
+    check_int(seed, "seed", low=-(2**63))
     rng = random.Random(f"{family}/{n_ops}/{seed}")
     atoms = _Atoms()
     b = _Builder(atoms, atoms.kernel_vars)
@@ -371,7 +372,6 @@ def size_model(family: str) -> tuple[float, float]:
 
 def ops_for_bindings(family: str, bindings: int) -> int:
     """The ``n_ops`` whose module has (about, for control and mixed) ``bindings`` bindings."""
-    if isinstance(bindings, bool) or not isinstance(bindings, int) or bindings < 1:
-        raise BenchkillError(f"bindings must be a positive integer, got {bindings!r}")
+    check_int(bindings, "bindings")
     fixed, per_op = size_model(family)
     return max(1, round((bindings - fixed) / per_op))

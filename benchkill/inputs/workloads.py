@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from benchkill.errors import BenchkillError
+from benchkill.errors import BenchkillError, check_int
 
 MiB = 1 << 20
 
@@ -44,12 +44,6 @@ class Workload:
     input_shapes: Mapping[str, Sequence[int]] = field(default_factory=dict)
     rekill: bool = False
     description: str = ""
-
-
-def _positive(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise BenchkillError(f"{what} must be a positive integer, not {value!r}")
-    return value
 
 
 def _length(mib: Any) -> int:
@@ -99,7 +93,7 @@ def layer_chain(layers: int = 24, mib: float = 16, *, symbolic: bool = False) ->
     """``main(x)`` = ``layers`` chained calls of ``layer``, float32 vectors of ``mib`` MiB."""
     from tvm import relax
 
-    layers = _positive(layers, "layers")
+    layers = check_int(layers, "layers")
     length = _length(mib)
     bb = relax.BlockBuilder()
     layer = _add_layer(bb, "layer", _dim(length, symbolic), 0.5)
@@ -121,7 +115,7 @@ def if_chain(layers: int = 20, mib: float = 16, *, cond: bool = True) -> Workloa
     import tvm
     from tvm import relax
 
-    layers = _positive(layers, "layers")
+    layers = check_int(layers, "layers")
     length = _length(mib)
     bb = relax.BlockBuilder()
     layer = _add_layer(bb, "layer", length, 0.5)
@@ -144,8 +138,8 @@ def mlp(seq: int = 2048, dim: int = 64, hidden: int = 256, blocks: int = 2) -> W
     """A residual MLP written with ``relax.frontend.nn``, symbolic sequence length."""
     from tvm.relax.frontend import nn
 
-    seq, dim = _positive(seq, "seq"), _positive(dim, "dim")
-    hidden, blocks = _positive(hidden, "hidden"), _positive(blocks, "blocks")
+    seq, dim = check_int(seq, "seq"), check_int(dim, "dim")
+    hidden, blocks = check_int(hidden, "hidden"), check_int(blocks, "blocks")
 
     class Block(nn.Module):
         def __init__(self) -> None:

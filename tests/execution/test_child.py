@@ -10,7 +10,7 @@ import pytest
 
 from benchkill.errors import BenchkillError
 from benchkill.execution import child
-from benchkill.execution.child import ChildOutcome, positive_int, run_task, work_dir
+from benchkill.execution.child import ChildOutcome, run_task, work_dir
 from benchkill.execution.peak import peak_supported
 
 
@@ -85,13 +85,3 @@ def test_bad_requests_raise_before_any_child(tmp_path):
     with pytest.raises(BenchkillError, match="timeout must be a positive number"):
         run_task(ALLOCATE, {"nbytes": 1}, tmp_path, timeout=0)
     assert list(tmp_path.iterdir()) == []
-
-
-@pytest.mark.parametrize("value", [0, -3, 2.0, True, "1"])
-def test_positive_int_refuses(value):
-    with pytest.raises(BenchkillError, match="repeat must be a positive integer"):
-        positive_int(value, "repeat")
-
-
-def test_positive_int_passes_a_positive_int_through():
-    assert positive_int(3, "repeat") == 3

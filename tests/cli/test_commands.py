@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,9 @@ from benchkill.bench.machine import collect_machine
 from benchkill.cli.main import main
 from benchkill.results.store import SCHEMA_VERSION, load
 from tests.conftest import write_results
+
+#: The source tree whose benchkill the child processes must run.
+PROJECT = Path(__file__).resolve().parents[2]
 
 
 def one_error_line(capsys, argv, fragment):
@@ -170,7 +174,7 @@ def test_plot_and_report_commands(tmp_path, capsys):
 
 def test_real_process_bad_input_and_regression(tmp_path):
     a, b = write_results(tmp_path / "a.json"), write_results(tmp_path / "b.json", 1.25)
-    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    env = dict(os.environ, PYTHONPATH=str(PROJECT), PYTHONWARNINGS="ignore")
 
     def bk(*args):
         return subprocess.run(
@@ -214,7 +218,8 @@ LAUNCH = (
 def start_slow_run(tmp_path, path):
     """A real `benchkill run` process, stuck in its third case once two are saved."""
     (tmp_path / "slow_fake_suite.py").write_text(SLOW_SUITE)
-    env = dict(os.environ, PYTHONPATH=str(tmp_path), PYTHONWARNINGS="ignore")
+    search = os.pathsep.join([str(tmp_path), str(PROJECT)])  # the fake suite, this benchkill
+    env = dict(os.environ, PYTHONPATH=search, PYTHONWARNINGS="ignore")
     proc = subprocess.Popen(
         [sys.executable, "-c", LAUNCH, "run", "--out", str(path)],
         cwd=tmp_path,

@@ -7,21 +7,21 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from benchkill.bench.machine import Machine, collect_machine
+from benchkill.bench.machine import collect_machine
+from benchkill.bench.model import Machine
 from benchkill.bench.runner import failed_records, make_progress, utc_now
 from benchkill.bench.runner import run as run_suites
 from benchkill.bench.suites import SUITES, load_suite
 from benchkill.errors import BenchkillError
+from benchkill.results.recorder import ResultsFile
 from benchkill.results.store import Results, RunSettings, load
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "run",
-        help="run benchmark suites, save results",
-        description="Run the benchmark suites and save every finished case to a results file "
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Run the benchmark suites and save every finished case to a results file "
         "(results/<machine>/<UTC time>-<commit>.json by default).  Exit code 1 when a case "
-        "failed unexpectedly.",
+        "failed unexpectedly."
     )
     p.add_argument(
         "--suite",
@@ -33,7 +33,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--resume", type=Path, metavar="PATH", help="complete an interrupted results file"
     )
-    p.set_defaults(func=run)
 
 
 def suite_names(spec: str) -> tuple[str, ...]:
@@ -114,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     results, path = _prepare(args)
     suites = _load_suites(results.settings.suites)
     try:
-        results = run_suites(suites, results, path, make_progress(sys.stderr))
+        results = run_suites(suites, ResultsFile(results, path), make_progress(sys.stderr))
     except KeyboardInterrupt:
         print(
             f"benchkill: interrupted; finished cases are kept in {path}; "
@@ -122,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 130
-    failed = failed_records(results)
+    failed = failed_records(results.records)
     print(f"wrote {path} ({len(results.cases)} cases, {len(results.records)} records)")
     if failed:
         print(f"{len(failed)} record(s) failed unexpectedly:", file=sys.stderr)

@@ -14,10 +14,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from benchkill.bench.model import FAILED, OK
+from benchkill.bench.model import FAILED, OK, params_text
 from benchkill.errors import BenchkillError
+from benchkill.reporting.formatting import (
+    COMPARISON_HEADER,
+    comparison_row,
+    format_value,
+    verdict_counts,
+)
 from benchkill.reporting.plot import plot_results
-from benchkill.reporting.verdicts import compare, format_ratio, format_value
+from benchkill.reporting.verdicts import REGRESSION, compare
 from benchkill.results.store import Results, write_atomic
 
 
@@ -29,10 +35,6 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
     return lines + [""]
-
-
-def _params(params: dict) -> str:
-    return ", ".join(f"{k}={params[k]}" for k in sorted(params)) or "-"
 
 
 def _runs_section(runs: Sequence[tuple[Path, Results]]) -> list[str]:
@@ -82,7 +84,7 @@ def _results_section(path: Path, run: Results, suite: str) -> list[str]:
         rows = [
             (
                 r.name,
-                _params(r.params),
+                params_text(r.params, ", ") or "-",
                 format_value(r.summary.median, unit),
                 format_value(r.summary.iqr, unit),
                 format_value(r.summary.min, unit),
@@ -114,25 +116,17 @@ def _compare_section(
         report = compare(_only_suite(base[1], suite), _only_suite(new[1], suite))
     except BenchkillError as exc:
         return lines + [f"Not compared: {exc}.", ""]
-    rows = [
-        (
-            c.label,
-            format_value(c.base.median if c.base else None, c.unit),
-            format_value(c.new.median if c.new else None, c.unit),
-            format_ratio(c.ratio),
-            f"**{c.verdict}**" if c.verdict == "regression" else c.verdict,
-            "; ".join(c.notes),
-        )
-        for c in report.comparisons
-    ]
-    counts = ", ".join(
-        f"{report.count(v)} {v}" for v in dict.fromkeys(c.verdict for c in report.comparisons)
-    )
+    rows = []
+    for c in report.comparisons:
+        row = comparison_row(c)
+        verdict = f"**{c.verdict}**" if c.verdict == REGRESSION else c.verdict
+        rows.append((*row[:4], verdict, row[5]))
     lines += [
-        f"Factor {report.factor:g}, Mann-Whitney U alpha {report.alpha:g}: {counts}.",
+        f"Factor {report.factor:g}, Mann-Whitney U alpha {report.alpha:g}: "
+        f"{verdict_counts(report)}.",
         "",
     ]
-    return lines + _table(("benchmark", "base", "new", "ratio", "verdict", "notes"), rows)
+    return lines + _table(COMPARISON_HEADER, rows)
 
 
 def _figures_section(runs: Sequence[Results], out: Path) -> list[str]:

@@ -18,8 +18,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from benchkill.bench.machine import Machine
-from benchkill.bench.model import OK, STATUSES, CaseSpec, Record
+from benchkill.bench.model import OK, STATUSES, CaseSpec, Machine, Record
 from benchkill.errors import BenchkillError
 from benchkill.stats import Summary, summarize
 
@@ -61,7 +60,7 @@ class CaseRun:
 
 @dataclass(frozen=True)
 class ResultRecord:
-    """A suite's :class:`~benchkill.suites.base.Record` as stored, with its summary.
+    """A suite's :class:`~benchkill.bench.model.Record` as stored, with its summary.
 
     ``case`` is the key of the case that produced it; ``summary`` is None when there
     are no samples (a failed case).

@@ -256,34 +256,3 @@ class WithTensorConstant:
 def test_tensor_constants_are_refused():
     with pytest.raises(BenchkillError, match="tensor constant"):
         module_text(WithTensorConstant)
-
-
-def _rec(workload, mode, kill, metric, samples, cfg="pooled", status=OK):
-    from benchkill.bench.model import Record
-
-    params = {"workload": workload, "exec_mode": mode, "memory_cfg": cfg, "kill": kill}
-    return Record("vm", workload, params, metric, "", tuple(samples), status)
-
-
-def test_target_figures_are_ratios_of_medians():
-    records = [
-        _rec("w", "bytecode", None, "vm_peak_bytes", [400 * MiB, 400 * MiB, 401 * MiB]),
-        _rec("w", "bytecode", "benchkill", "vm_peak_bytes", [48 * MiB, 50 * MiB, 49 * MiB]),
-        _rec("w", "bytecode", "benchkill", "liveness_bound_bytes", [48 * MiB]),
-        _rec("w", "bytecode", "tvm", "vm_peak_bytes", [49 * MiB]),
-        _rec("w", "bytecode", "beyond", "vm_peak_bytes", [7 * MiB], status="failed"),
-        _rec("w", "bytecode", None, "vm_run_time", [2.0, 4.0, 3.0]),
-        _rec("w", "bytecode", "benchkill", "vm_run_time", [1.5, 1.5]),
-        _rec("w", "compiled", "benchkill", "vm_run_time", [0.75]),
-        _rec("tiny", "bytecode", None, "vm_peak_bytes", [1000]),
-        _rec("tiny", "bytecode", "benchkill", "vm_peak_bytes", [10]),
-    ]
-    rows = {(r["workload"], r["exec_mode"]): r for r in vm_suite.target_figures(records)}
-    row = rows[("w", "bytecode")]
-    assert row["peak_over_bound"] == pytest.approx(49 / 48)
-    assert row["none_over_kills"] == pytest.approx(400 / 49)
-    assert row["benchkill_over_tvm"] == pytest.approx(1.0)
-    assert "beyond_over_tvm" not in row  # the beyond record failed
-    assert row["kill_time_ratio"] == pytest.approx(1.5 / 3.0)
-    assert rows[("w", "compiled")]["compiled_over_bytecode"] == pytest.approx(0.5)
-    assert "none_over_kills" not in rows[("tiny", "bytecode")]  # below the resolution

@@ -11,56 +11,17 @@ import signal
 import subprocess
 import sys
 import time
-import types
+from pathlib import Path
 
 import pytest
 
-from benchkill.bench.machine import Machine, collect_machine
-from benchkill.bench.model import EXPECTED_FAILURE, CaseSpec, Record
-from benchkill.bench.suites import SUITES
+from benchkill.bench.machine import collect_machine
 from benchkill.cli.main import main
-from benchkill.results.store import SCHEMA_VERSION, ResultRecord, Results, RunSettings, load, save
-from benchkill.stats import summarize
+from benchkill.results.store import SCHEMA_VERSION, load
+from tests.conftest import write_results
 
-BASE10 = [1.00, 1.01, 1.02, 0.99, 1.00, 1.03, 0.98, 1.01, 1.00, 1.02]
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    """A fake suite module registered as the only suite (it tests the CLI, not TVM)."""
-    module = types.ModuleType("benchkill_test_fake_suite")
-    module.NAME = "fake"
-    module.raise_at, module.expected_at, module.interrupt_at = (), (), None
-
-    def cases(quick):
-        return [CaseSpec("fake", "case", {"i": i}) for i in range(2 if quick else 4)]
-
-    def run_case(spec):
-        i = spec.params["i"]
-        if i == module.interrupt_at:
-            raise KeyboardInterrupt
-        if i in module.raise_at:
-            raise RuntimeError(f"case {i} broke")
-        if i in module.expected_at:
-            return [
-                Record(
-                    "fake",
-                    "case",
-                    spec.params,
-                    "t",
-                    "seconds",
-                    status=EXPECTED_FAILURE,
-                    error="unsupported",
-                )
-            ]
-        return [Record("fake", "case", spec.params, "t", "seconds", samples=(1.0, 1.1, 1.2))]
-
-    module.cases, module.run_case = cases, run_case
-    monkeypatch.setitem(sys.modules, module.__name__, module)
-    for name in list(SUITES):
-        monkeypatch.delitem(SUITES, name)
-    monkeypatch.setitem(SUITES, "fake", module.__name__)
-    return module
+#: The source tree whose benchkill the child processes must run.
+PROJECT = Path(__file__).resolve().parents[2]
 
 
 def one_error_line(capsys, argv, fragment):
@@ -77,7 +38,7 @@ def one_error_line(capsys, argv, fragment):
 # --- run -----------------------------------------------------------------------------
 
 
-def test_run_writes_default_path(fake, tmp_path, monkeypatch, capsys):
+def test_run_writes_default_path(fake_suite, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["run", "--quick"]) == 0
     machine = collect_machine()
@@ -91,42 +52,42 @@ def test_run_writes_default_path(fake, tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().out.startswith(f"wrote results/{machine.name}/")
 
 
-def test_run_exit_code_says_whether_a_case_failed_unexpectedly(fake, tmp_path, capsys):
-    fake.expected_at = (0,)
+def test_run_exit_code_says_whether_a_case_failed_unexpectedly(fake_suite, tmp_path, capsys):
+    fake_suite.expected_at = (0,)
     assert main(["run", "--out", str(tmp_path / "a.json")]) == 0
-    fake.raise_at = (1,)
+    fake_suite.raise_at = (1,)
     assert main(["run", "--out", str(tmp_path / "b.json")]) == 1
     assert "fake:case[i=1] case: RuntimeError: case 1 broke" in capsys.readouterr().err
     assert len(load(tmp_path / "b.json").cases) == 4  # the run went on
 
 
-def test_interrupted_run_is_kept_and_resumed(fake, tmp_path, capsys):
+def test_interrupted_run_is_kept_and_resumed(fake_suite, tmp_path, capsys):
     path = tmp_path / "r.json"
-    fake.interrupt_at = 2
+    fake_suite.interrupt_at = 2
     assert main(["run", "--out", str(path)]) == 130
     assert f"benchkill run --resume {path}" in capsys.readouterr().err
     assert len(load(path).cases) == 2
-    fake.interrupt_at = None
+    fake_suite.interrupt_at = None
     assert main(["run", "--resume", str(path)]) == 0
     results = load(path)
     assert len(results.cases) == 4 and len(results.settings.resumed_at) == 1
     assert results.settings.finished_at is not None
 
 
-def test_unknown_suite(fake, tmp_path, monkeypatch, capsys):
+def test_unknown_suite(fake_suite, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     one_error_line(capsys, ["run", "--suite", "nope"], "unknown suite 'nope'")
     assert not (tmp_path / "results").exists()
 
 
-def test_run_does_not_overwrite_an_existing_file(fake, tmp_path, capsys):
+def test_run_does_not_overwrite_an_existing_file(fake_suite, tmp_path, capsys):
     path = tmp_path / "r.json"
     path.write_text("precious")
     one_error_line(capsys, ["run", "--out", str(path)], "already exists")
     assert path.read_text() == "precious"
 
 
-def test_bad_resume_leaves_the_file_alone(fake, tmp_path, capsys):
+def test_bad_resume_leaves_the_file_alone(fake_suite, tmp_path, capsys):
     broken = tmp_path / "broken.json"
     broken.write_text('{"schema_version": 1, "machine": ')
     one_error_line(capsys, ["run", "--resume", str(broken)], "invalid JSON")
@@ -143,20 +104,6 @@ def test_bad_resume_leaves_the_file_alone(fake, tmp_path, capsys):
 
 
 # --- compare -------------------------------------------------------------------------
-
-
-def write_results(path, factor=1.0, name="chain", version=None):
-    samples = tuple(v * factor for v in BASE10)
-    record = ResultRecord(
-        "k", "pass", name, {"bindings": 100}, "pass_time", "seconds", samples, summarize(samples)
-    )
-    settings = RunSettings(("pass",), True, ("benchkill",), "2025-01-01T00:00:00+00:00")
-    save(Results(Machine(name="box"), settings, (), (record,)), path)
-    if version is not None:
-        data = json.loads(path.read_text())
-        data["schema_version"] = version
-        path.write_text(json.dumps(data))
-    return path
 
 
 def test_compare_a_a_is_no_change(tmp_path, capsys):
@@ -227,7 +174,7 @@ def test_plot_and_report_commands(tmp_path, capsys):
 
 def test_real_process_bad_input_and_regression(tmp_path):
     a, b = write_results(tmp_path / "a.json"), write_results(tmp_path / "b.json", 1.25)
-    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    env = dict(os.environ, PYTHONPATH=str(PROJECT), PYTHONWARNINGS="ignore")
 
     def bk(*args):
         return subprocess.run(
@@ -271,7 +218,8 @@ LAUNCH = (
 def start_slow_run(tmp_path, path):
     """A real `benchkill run` process, stuck in its third case once two are saved."""
     (tmp_path / "slow_fake_suite.py").write_text(SLOW_SUITE)
-    env = dict(os.environ, PYTHONPATH=str(tmp_path), PYTHONWARNINGS="ignore")
+    search = os.pathsep.join([str(tmp_path), str(PROJECT)])  # the fake suite, this benchkill
+    env = dict(os.environ, PYTHONPATH=search, PYTHONWARNINGS="ignore")
     proc = subprocess.Popen(
         [sys.executable, "-c", LAUNCH, "run", "--out", str(path)],
         cwd=tmp_path,
@@ -292,7 +240,7 @@ def start_slow_run(tmp_path, path):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill"])
-def test_real_process_interrupted_or_killed_keeps_finished_cases(fake, tmp_path, capsys, sig):
+def test_real_process_interrupted_or_killed_keeps_finished_cases(fake_suite, tmp_path, capsys, sig):
     path = tmp_path / "r.json"
     proc = start_slow_run(tmp_path, path)
     proc.send_signal(sig)

@@ -1,12 +1,10 @@
 """The run loop, driven by a small fake suite (it tests the runner, not TVM)."""
 
 import io
-import itertools
 from types import SimpleNamespace
 
 import pytest
 
-from benchkill.bench.machine import Machine
 from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK, CaseSpec, Record
 from benchkill.bench.runner import (
     PlainProgress,
@@ -17,68 +15,18 @@ from benchkill.bench.runner import (
     run_case,
 )
 from benchkill.errors import BenchkillError
-from benchkill.results.store import Results, RunSettings, load
+from benchkill.results.recorder import ResultsFile
+from benchkill.results.store import load
+from tests.conftest import FakeClock, FakeSuite, make_results
 
 
-class FakeSuite:
-    """A suite of ``n`` cases; chosen cases raise, fail expectedly, or interrupt."""
-
-    NAME = "fake"
-
-    def __init__(self, n=4, raise_at=(), expected_at=(), interrupt_at=None, bad=None):
-        self.n, self.raise_at, self.expected_at = n, raise_at, expected_at
-        self.interrupt_at, self.bad = interrupt_at, bad
-        self.calls = []
-        self.on_call = None
-
-    def cases(self, quick):
-        return [CaseSpec("fake", "case", {"i": i}) for i in range(2 if quick else self.n)]
-
-    def run_case(self, spec):
-        i = spec.params["i"]
-        self.calls.append(i)
-        if self.on_call:
-            self.on_call(i)
-        if i == self.interrupt_at:
-            raise KeyboardInterrupt
-        if i in self.raise_at:
-            raise RuntimeError(f"case {i} broke\n  on two lines")
-        if i == self.bad:
-            return [Record("fake", "case", spec.params, "t", "seconds", samples=(float("nan"),))]
-        if i in self.expected_at:
-            return [
-                Record(
-                    "fake",
-                    "case",
-                    spec.params,
-                    "t",
-                    "seconds",
-                    status=EXPECTED_FAILURE,
-                    error="not supported",
-                )
-            ]
-        return [
-            Record(
-                "fake", "case", spec.params, "t", "seconds", samples=(i + 1.0, i + 1.5, i + 2.0)
-            ),
-            Record("fake", "case", spec.params, "mem", "bytes", samples=(100.0 * (i + 1),)),
-        ]
-
-
-def fresh(quick=False):
-    machine = Machine(name="box")
-    return Results(
-        machine, RunSettings(("fake",), quick, ("benchkill", "run"), "2025-01-01T00:00:00+00:00")
-    )
-
-
-def fake_clock(step=0.25):
-    counter = itertools.count()
-    return lambda: next(counter) * step
+def fresh(path, quick=False):
+    """The results file of a run of the fake suite, no case done yet."""
+    return ResultsFile(make_results(suites=("fake",), quick=quick), path)
 
 
 def quiet():
-    return PlainProgress(io.StringIO(), clock=fake_clock())
+    return PlainProgress(io.StringIO(), clock=FakeClock(0.25))
 
 
 def test_run_saves_every_case_and_finishes(tmp_path):
@@ -87,10 +35,9 @@ def test_run_saves_every_case_and_finishes(tmp_path):
     out = io.StringIO()
     results = run(
         [suite],
-        fresh(),
-        path,
-        PlainProgress(out, clock=fake_clock()),
-        clock=fake_clock(0.5),
+        fresh(path),
+        PlainProgress(out, clock=FakeClock(0.25)),
+        clock=FakeClock(0.5),
         now=lambda: "2025-01-01T01:00:00+00:00",
     )
     assert suite.calls == [0, 1, 2, 3]
@@ -99,7 +46,7 @@ def test_run_saves_every_case_and_finishes(tmp_path):
     assert results.settings.finished_at == "2025-01-01T01:00:00+00:00"
     assert [c.seconds for c in results.cases] == [0.5] * 4  # from the injected clock
     assert results.records[0].summary.median == 1.5
-    assert failed_records(results) == []
+    assert failed_records(results.records) == []
     lines = out.getvalue().splitlines()
     assert lines[0] == "running 4 of 4 cases"
     assert "[1/4] fake:case[i=0] ..." in lines
@@ -111,16 +58,16 @@ def test_file_is_written_after_each_case(tmp_path):
     suite = FakeSuite()
     seen = []
     suite.on_call = lambda i: seen.append(len(load(path).cases))
-    run([suite], fresh(), path, quiet())
+    run([suite], fresh(path), quiet())
     assert seen == [0, 1, 2, 3]
 
 
 def test_exception_becomes_failed_record_and_run_goes_on(tmp_path):
     path = tmp_path / "r.json"
     out = io.StringIO()
-    results = run([FakeSuite(raise_at=(1,), expected_at=(2,))], fresh(), path, PlainProgress(out))
+    results = run([FakeSuite(raise_at=(1,), expected_at=(2,))], fresh(path), PlainProgress(out))
     assert len(results.cases) == 4
-    failed = failed_records(results)
+    failed = failed_records(results.records)
     assert [(r.case, r.metric, r.status) for r in failed] == [("fake:case[i=1]", "case", FAILED)]
     assert failed[0].error == "RuntimeError: case 1 broke on two lines"
     expected = [r for r in results.records if r.status == EXPECTED_FAILURE]
@@ -149,14 +96,14 @@ def test_interrupt_keeps_finished_cases_and_resume_completes(tmp_path):
     path = tmp_path / "r.json"
     progress = quiet()
     with pytest.raises(KeyboardInterrupt):
-        run([FakeSuite(interrupt_at=2)], fresh(), path, progress)
+        run([FakeSuite(interrupt_at=2)], fresh(path), progress)
     partial = load(path)
     assert [c.key for c in partial.cases] == ["fake:case[i=0]", "fake:case[i=1]"]
     assert partial.settings.finished_at is None
 
     suite = FakeSuite()
     out = io.StringIO()
-    done = run([suite], partial, path, PlainProgress(out))
+    done = run([suite], ResultsFile(partial, path), PlainProgress(out))
     assert suite.calls == [2, 3]  # finished cases are skipped
     assert [c.key for c in done.cases] == [f"fake:case[i={i}]" for i in range(4)]
     assert len(done.records) == 8
@@ -165,19 +112,19 @@ def test_interrupt_keeps_finished_cases_and_resume_completes(tmp_path):
 
 
 def test_bad_sample_is_a_failure_not_a_crash(tmp_path):
-    results = run([FakeSuite(n=2, bad=1)], fresh(), tmp_path / "r.json", quiet())
+    results = run([FakeSuite(n=2, bad=1)], fresh(tmp_path / "r.json"), quiet())
     assert [r.status for r in results.records] == [OK, OK, FAILED]
 
 
 def test_quick_uses_the_quick_cases(tmp_path):
     suite = FakeSuite()
-    run([suite], fresh(quick=True), tmp_path / "r.json", quiet())
+    run([suite], fresh(tmp_path / "r.json", quick=True), quiet())
     assert suite.calls == [0, 1]
 
 
 def test_duplicate_case_keys_are_rejected(tmp_path):
     with pytest.raises(BenchkillError, match="twice"):
-        run([FakeSuite(), FakeSuite()], fresh(), tmp_path / "r.json", quiet())
+        run([FakeSuite(), FakeSuite()], fresh(tmp_path / "r.json"), quiet())
 
 
 class Terminal(io.StringIO):
@@ -190,7 +137,7 @@ def test_progress_is_a_rich_bar_on_a_terminal_and_plain_lines_otherwise(tmp_path
     term = Terminal()
     progress = make_progress(term)
     assert isinstance(progress, RichProgress)
-    results = run([FakeSuite(n=3, raise_at=(1,))], fresh(), tmp_path / "r.json", progress)
+    results = run([FakeSuite(n=3, raise_at=(1,))], fresh(tmp_path / "r.json"), progress)
     assert len(results.cases) == 3
     shown = term.getvalue()
     assert "case 3/3" in shown
@@ -201,5 +148,32 @@ def test_progress_is_a_rich_bar_on_a_terminal_and_plain_lines_otherwise(tmp_path
 def test_rich_bar_is_stopped_on_interrupt(tmp_path):
     progress = RichProgress(Terminal())
     with pytest.raises(KeyboardInterrupt):
-        run([FakeSuite(interrupt_at=1)], fresh(), tmp_path / "r.json", progress)
+        run([FakeSuite(interrupt_at=1)], fresh(tmp_path / "r.json"), progress)
     assert not progress.bar.live.is_started
+
+
+class ListSink:
+    """A sink that keeps the records in memory (the runner knows no results file)."""
+
+    quick = True
+
+    def __init__(self, done=()):
+        self.done = frozenset(done)
+        self.added, self.started, self.finished = [], False, None
+
+    def start(self):
+        self.started = True
+
+    def add(self, spec, seconds, records):
+        self.added.append((spec.key, [r.metric for r in records]))
+
+    def finish(self, finished_at):
+        self.finished = finished_at
+        return self.added
+
+
+def test_runner_reports_to_any_sink():
+    sink = ListSink(done={"fake:case[i=0]"})
+    added = run([FakeSuite()], sink, quiet(), now=lambda: "then")
+    assert sink.started and sink.finished == "then"
+    assert added == [("fake:case[i=1]", ["t", "mem"])]

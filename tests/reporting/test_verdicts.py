@@ -1,16 +1,12 @@
-"""Verdicts of ``compare``, the direction table, and reading asv result files."""
+"""Verdicts of ``compare``: classification, the direction table, matching two runs."""
 
-import datetime
 import json
 import re
 
 import pytest
-from asv.results import Results as AsvResults
-from asv.runner import BenchmarkResult
 from scipy import stats as sps
 
-from benchkill.bench.machine import Machine
-from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK
+from benchkill.bench.model import EXPECTED_FAILURE, FAILED
 from benchkill.errors import BenchkillError
 from benchkill.reporting.verdicts import (
     FAILED_VERDICT,
@@ -23,46 +19,9 @@ from benchkill.reporting.verdicts import (
     better_direction,
     classify,
     compare,
-    format_value,
-    load_any,
 )
-from benchkill.results.store import ResultRecord, Results, RunSettings
-from benchkill.stats import summarize
-
-BASE10 = [1.00, 1.01, 1.02, 0.99, 1.00, 1.03, 0.98, 1.01, 1.00, 1.02]
-
-
-def rec(
-    samples,
-    metric="pass_time",
-    unit="seconds",
-    name="chain",
-    params=None,
-    status=OK,
-    error=None,
-    extra=None,
-    case=None,
-):
-    params = {"bindings": 100} if params is None else params
-    samples = tuple(float(v) for v in samples)
-    return ResultRecord(
-        case=case or f"pass:{name}[{params}]",
-        suite="pass",
-        name=name,
-        params=params,
-        metric=metric,
-        unit=unit,
-        samples=samples,
-        summary=summarize(samples) if samples else None,
-        status=status,
-        error=error,
-        extra=extra or {},
-    )
-
-
-def results(*records):
-    settings = RunSettings(("pass",), True, ("benchkill",), "2025-01-01T00:00:00+00:00")
-    return Results(Machine(name="box"), settings, (), tuple(records))
+from tests.conftest import BASE10, make_results
+from tests.conftest import make_record as rec
 
 
 def scaled(values, factor):
@@ -182,13 +141,15 @@ def test_failures_and_expected_failures():
 
 
 def test_compare_matches_by_name_params_and_metric():
-    base = results(
-        rec(BASE10), rec(BASE10, params={"bindings": 200}), rec(BASE10, name="only_base")
+    base = make_results(
+        [rec(BASE10), rec(BASE10, params={"bindings": 200}), rec(BASE10, name="only_base")]
     )
-    new = results(
-        rec(scaled(BASE10, 1.5)),
-        rec(BASE10, params={"bindings": 200}),
-        rec(BASE10, name="only_new"),
+    new = make_results(
+        [
+            rec(scaled(BASE10, 1.5)),
+            rec(BASE10, params={"bindings": 200}),
+            rec(BASE10, name="only_new"),
+        ]
     )
     report = compare(base, new)
     verdicts = {(c.name, c.params.get("bindings")): c.verdict for c in report.comparisons}
@@ -204,14 +165,17 @@ def test_compare_matches_by_name_params_and_metric():
 
 
 def test_failed_case_explains_the_records_it_replaced():
-    base = results(
-        rec(BASE10, case="k"), rec(BASE10, metric="pass_peak_python_memory", unit="bytes", case="k")
+    base = make_results(
+        [
+            rec(BASE10, case="k"),
+            rec(BASE10, metric="pass_peak_python_memory", unit="bytes", case="k"),
+        ]
     )
     crash = rec([], metric="case", unit="", status=FAILED, error="RuntimeError: boom", case="k")
-    new = results(rec(BASE10, name="other"), crash)
+    new = make_results([rec(BASE10, name="other"), crash])
     with pytest.raises(BenchkillError, match="no case in common"):
         compare(base, new)
-    new = results(rec(BASE10), crash)
+    new = make_results([rec(BASE10), crash])
     report = compare(base, new)
     [failed] = [c for c in report.comparisons if c.verdict == FAILED_VERDICT]
     assert failed.metric == "pass_peak_python_memory"
@@ -222,8 +186,8 @@ def test_failed_case_explains_the_records_it_replaced():
 def test_cases_failing_in_both_runs_or_only_in_the_new_one():
     crash = rec([], metric="case", unit="", status=FAILED, error="RuntimeError: boom", case="k")
     fresh_crash = rec([], "case", "", name="new_case", status=FAILED, error="OSError: x", case="n")
-    base = results(rec(BASE10), crash)
-    new = results(rec(BASE10), crash, fresh_crash)
+    base = make_results([rec(BASE10), crash])
+    new = make_results([rec(BASE10), crash, fresh_crash])
     report = compare(base, new)
     verdicts = {c.name: (c.verdict, c.notes) for c in report.comparisons if c.metric == "case"}
     assert verdicts["chain"] == (
@@ -238,7 +202,7 @@ def test_cases_failing_in_both_runs_or_only_in_the_new_one():
 
 
 def test_only_filters_by_label():
-    base = results(rec(BASE10), rec(BASE10, name="tree"))
+    base = make_results([rec(BASE10), rec(BASE10, name="tree")])
     report = compare(base, base, only=re.compile(r"tree"))
     assert [c.name for c in report.comparisons] == ["tree"]
     assert report.comparisons[0].label == "pass:tree[bindings=100] pass_time"
@@ -247,120 +211,9 @@ def test_only_filters_by_label():
 
 
 def test_json_form_is_strict_json():
-    base = results(rec([0.0] * 3, unit="bytes"))
-    new = results(rec([5.0] * 3, unit="bytes"))
+    base = make_results([rec([0.0] * 3, unit="bytes")])
+    new = make_results([rec([5.0] * 3, unit="bytes")])
     data = compare(base, new).to_dict()
     text = json.dumps(data, allow_nan=False)
     assert json.loads(text)["comparisons"][0]["ratio"] is None  # infinite ratio
     assert data["counts"][REGRESSION] == 1
-
-
-def test_format_value():
-    assert format_value(1.5e-3, "seconds") == "1.5 ms"
-    assert format_value(2.5, "seconds") == "2.5 s"
-    assert format_value(2.5e-3, "s") == "2.5 ms"
-    assert format_value(3 * 2**20, "bytes") == "3 MiB"
-    assert format_value(512, "bytes") == "512 B"
-    assert format_value(1.234, "ratio") == "1.23x"
-    assert format_value(None, "bytes") == "-"
-
-
-# --- asv result files ----------------------------------------------------------------
-
-
-def write_asv(root, commit, factor, record_samples=True):
-    """A results file written by asv's own Results class, as `asv run` saves it."""
-    machine = {"machine": "box", "cpu": "Test CPU", "num_cpu": "2", "os": "Linux", "ram": "4GB"}
-    res = AsvResults(machine, {}, commit, 1700000000000, "3.11", "existing-py", {})
-    bench = {
-        "name": "bench_pass.PassTime.time_pass",
-        "version": "v1",
-        "params": [["'chain'", "'tree'"], ["100", "1000"]],
-    }
-    samples = [scaled(BASE10, factor * (j + 1)) for j in range(4)]
-    result = BenchmarkResult(
-        result=[s[0] for s in samples],
-        samples=samples,
-        number=[1] * 4,
-        errcode=0,
-        stderr="",
-        profile=None,
-    )
-    started = datetime.datetime(2025, 1, 2, tzinfo=datetime.timezone.utc)
-    res.add_result(bench, result, started_at=started, record_samples=record_samples)
-    mem = {"name": "bench_vm.Memory.peakmem_run", "version": "v1", "params": []}
-    res.add_result(
-        mem, BenchmarkResult([None], [None], [None], 1, "crash", None), started_at=started
-    )
-    bound = {
-        "name": "bench_vm.VMMemory.track_vm_peak_over_bound",
-        "version": "v1",
-        "params": [["'chain'"]],
-    }
-    res.add_result(bound, BenchmarkResult([1.2 * factor], [None], [None], 0, "", None), started)
-    res.save(str(root))
-    benchmarks = {
-        "bench_pass.PassTime.time_pass": {
-            "param_names": ["family", "bindings"],
-            "unit": "seconds",
-            "type": "time",
-        },
-        "bench_vm.VMMemory.track_vm_peak_over_bound": {
-            "param_names": ["workload"],
-            "unit": "ratio",
-            "type": "track",
-        },
-        "version": 2,
-    }
-    (root / "benchmarks.json").write_text(json.dumps(benchmarks))
-    [path] = (root / "box").glob(f"{commit[:8]}-*.json")
-    return path
-
-
-def test_asv_results_are_read_with_their_samples(tmp_path):
-    path = write_asv(tmp_path, "a" * 40, 1.0)
-    results = load_any(path)
-    assert results.machine.name == "box" and results.machine.git_commit == "aaaaaaaa"
-    assert results.settings.started_at == "2025-01-02T00:00:00+00:00"
-    times = [r for r in results.records if r.metric == "pass"]
-    assert [r.params for r in times] == [
-        {"family": "chain", "bindings": 100},
-        {"family": "chain", "bindings": 1000},
-        {"family": "tree", "bindings": 100},
-        {"family": "tree", "bindings": 1000},
-    ]
-    assert times[1].samples == pytest.approx(scaled(BASE10, 2))
-    assert times[0].unit == "seconds"
-    [mem] = [r for r in results.records if r.metric == "run"]
-    assert mem.status == FAILED and mem.unit == "bytes"
-    [bound] = [r for r in results.records if r.metric == "vm_peak_over_bound"]
-    assert (bound.unit, bound.params, bound.samples) == ("ratio", {"workload": "chain"}, (1.2,))
-    assert better_direction(bound.metric, bound.unit) == "lower"
-
-
-def test_two_asv_files_compare(tmp_path):
-    base = load_any(write_asv(tmp_path, "a" * 40, 1.0))
-    new = load_any(write_asv(tmp_path, "b" * 40, 1.25))
-    report = compare(base, new)
-    assert [c.verdict for c in report.comparisons].count(REGRESSION) == 4
-    [bound] = [c for c in report.comparisons if c.metric == "vm_peak_over_bound"]
-    assert bound.verdict == INSUFFICIENT  # one value per run: asv keeps no samples of track_
-    assert report.exit_code == 1
-
-
-def test_asv_without_samples_is_insufficient(tmp_path):
-    base = load_any(write_asv(tmp_path, "a" * 40, 1.0, record_samples=False))
-    new = load_any(write_asv(tmp_path, "b" * 40, 1.25, record_samples=False))
-    verdicts = {c.verdict for c in compare(base, new).comparisons if c.metric == "pass"}
-    assert verdicts == {INSUFFICIENT}
-
-
-def test_unknown_json_and_old_asv_versions_are_rejected(tmp_path):
-    other = tmp_path / "other.json"
-    other.write_text('{"hello": 1}')
-    with pytest.raises(BenchkillError, match="neither a benchkill results file nor an asv"):
-        load_any(other)
-    old = tmp_path / "old.json"
-    old.write_text('{"version": 1, "results": {}, "result_columns": []}')
-    with pytest.raises(BenchkillError, match="asv results version 1"):
-        load_any(old)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import itertools
-
 from benchkill.cli.main import main
 from benchkill.inputs.families import count_bindings, generate
 from benchkill.passes.profile import STEPS, profile_function
+from tests.conftest import FakeClock
 
 
 def test_profile_times_every_step_that_runs():
-    clock = itertools.count(0.0, 0.5).__next__  # every reading advances 0.5 s
+    clock = FakeClock(0.5)  # every reading advances 0.5 s
     mixed = generate("mixed", 20)
     profile = profile_function(mixed["main"], count_bindings(mixed), repeats=2, clock=clock)
     assert list(profile.seconds) == list(STEPS)  # mixed needs canonicalization
@@ -26,3 +25,4 @@ def test_profile_command(capsys):
     out = capsys.readouterr().out
     assert "chain, 90 bindings" in out and "total" in out
     assert main(["profile", "nosuch", "3"]) == 2
+    assert "unknown family 'nosuch'" in capsys.readouterr().err

@@ -1,35 +1,29 @@
 """Results files: round trip, atomic writes, and a clear error for every broken file."""
 
 import json
-import os
-import subprocess
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
-from benchkill.bench.machine import Machine, collect_machine, git_state, machine_name
 from benchkill.bench.model import FAILED, CaseSpec, Record
 from benchkill.errors import BenchkillError
 from benchkill.results import store as res
+from benchkill.results.asv_import import load_any
 from benchkill.results.store import (
     SCHEMA_VERSION,
     ResultRecord,
     Results,
-    RunSettings,
     load,
     save,
     write_atomic,
 )
+from tests.conftest import make_record, make_results
 
 
-def make_results(n_cases: int = 2) -> Results:
-    machine = Machine(name="box", hostname="box.example", cores=2, git_commit="abc1234")
-    settings = RunSettings(
-        suites=("pass",),
-        quick=True,
-        command=("benchkill", "run"),
-        started_at="2025-01-01T00:00:00+00:00",
-    )
-    out = Results(machine, settings)
+def results_of(n_cases: int = 2) -> Results:
+    """A run of ``n_cases`` finished pass cases and one crashed case."""
+    out = make_results(hostname="box.example", cores=2, git_commit="abc1234")
     for i in range(n_cases):
         spec = CaseSpec("pass", "chain", {"bindings": 10 * (i + 1)})
         rec = Record(
@@ -42,21 +36,12 @@ def make_results(n_cases: int = 2) -> Results:
             extra={"timeline": [1, 2, 3]},
         )
         out = out.with_case(spec, 1.5, [ResultRecord.from_record(rec, spec.key)])
-    failed = ResultRecord(
-        case="pass:x[]",
-        suite="pass",
-        name="x",
-        params={},
-        metric="case",
-        unit="",
-        status=FAILED,
-        error="RuntimeError: boom",
-    )
-    return Results(out.machine, out.settings, out.cases, out.records + (failed,))
+    failed = make_record((), "case", "", name="x", params={}, status=FAILED, error="boom")
+    return replace(out, records=out.records + (failed,))
 
 
 def test_round_trip(tmp_path):
-    original = make_results()
+    original = results_of()
     path = tmp_path / "r.json"
     save(original, path)
     loaded = load(path)
@@ -77,15 +62,15 @@ def test_record_summary_is_computed_from_samples():
 
 def test_save_replaces_atomically_and_leaves_no_temp_files(tmp_path):
     path = tmp_path / "sub" / "r.json"
-    save(make_results(1), path)
-    save(make_results(2), path)
+    save(results_of(1), path)
+    save(results_of(2), path)
     assert len(load(path).cases) == 2
     assert sorted(p.name for p in path.parent.iterdir()) == ["r.json"]
 
 
 def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
     path = tmp_path / "r.json"
-    save(make_results(1), path)
+    save(results_of(1), path)
     before = path.read_bytes()
 
     def broken_replace(src, dst):
@@ -93,16 +78,16 @@ def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
 
     monkeypatch.setattr(res.os, "replace", broken_replace)
     with pytest.raises(BenchkillError, match="No space left"):
-        save(make_results(2), path)
+        save(results_of(2), path)
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
 
 
 def test_unserialisable_results_keep_the_old_file(tmp_path):
     path = tmp_path / "r.json"
-    save(make_results(1), path)
+    save(results_of(1), path)
     before = path.read_bytes()
-    bad = make_results(1)
+    bad = results_of(1)
     rec = ResultRecord("k", "s", "n", {"p": object()}, "m", "seconds")
     with pytest.raises(BenchkillError, match="not JSON-serialisable"):
         save(Results(bad.machine, bad.settings, bad.cases, (rec,)), path)
@@ -116,7 +101,7 @@ def test_write_atomic_creates_parents(tmp_path):
 
 def _broken_files():
     """(description, file content, expected message fragment)."""
-    text = json.dumps(res.to_dict(make_results()), indent=1)
+    text = json.dumps(res.to_dict(results_of()), indent=1)
 
     def edited(change):
         data = json.loads(text)
@@ -170,38 +155,15 @@ def test_broken_file_gives_one_line_error_naming_file_and_problem(
     assert "\n" not in message
 
 
-# --- machine metadata ----------------------------------------------------------------
+REPOSITORY_RESULTS = Path(__file__).resolve().parents[2] / "results"
 
 
-def test_collect_machine_describes_this_machine():
-    m = collect_machine()
-    assert m.name and "/" not in m.name
-    assert m.cores == os.cpu_count()
-    assert m.python and m.benchkill_version
-    assert m.tvm_version and m.tvm_version.startswith("0.27")
-    assert m.memory_bytes is None or m.memory_bytes > 2**20
-
-
-def test_machine_name_is_filesystem_safe():
-    assert machine_name("node-7.example.org") == "node-7"
-    assert machine_name("we ird/host") == "we_ird_host"
-    assert machine_name("") == "unknown"
-
-
-def test_git_state(tmp_path):
-    assert git_state(tmp_path) == (None, None)
-    env = dict(
-        os.environ,
-        GIT_AUTHOR_NAME="t",
-        GIT_AUTHOR_EMAIL="t@t",
-        GIT_COMMITTER_NAME="t",
-        GIT_COMMITTER_EMAIL="t@t",
-    )
-    for cmd in (["init", "-q"], ["add", "f"], ["commit", "-q", "-m", "x"]):
-        if cmd[0] == "add":
-            (tmp_path / "f").write_text("1")
-        subprocess.run(["git", *cmd], cwd=tmp_path, check=True, env=env)
-    commit, dirty = git_state(tmp_path)
-    assert commit and len(commit) >= 7 and dirty is False
-    (tmp_path / "f").write_text("2")
-    assert git_state(tmp_path) == (commit, True)
+@pytest.mark.parametrize(
+    "path",
+    sorted(REPOSITORY_RESULTS.glob("*/*.json"))
+    + sorted(p for p in REPOSITORY_RESULTS.glob("*/asv/*/*.json") if p.name != "machine.json"),
+    ids=lambda p: str(p.relative_to(REPOSITORY_RESULTS)),
+)
+def test_results_files_of_the_repository_still_load(path):
+    results = load_any(path)
+    assert results.records and all(r.suite for r in results.records)

@@ -4,39 +4,23 @@ from __future__ import annotations
 
 import pytest
 
-from benchkill.bench.machine import Machine
 from benchkill.errors import BenchkillError
+from benchkill.hooks import SLOWDOWN_ENV
 from benchkill.reporting.trust import evaluate, run_trials
-from benchkill.results.store import ResultRecord, Results, RunSettings, save
-from benchkill.stats import summarize
+from benchkill.results.store import save
+from tests.conftest import BASE10, make_record, make_results
 
-BASE = [1.00, 1.01, 1.02, 0.99, 1.00, 1.03, 0.98, 1.01, 1.00, 1.02]
+PARAMS = {"bindings": 1000, "family": "chain", "impl": "benchkill"}
 
 
-def _run(cpu_scale: float, wall_scale: float) -> Results:
-    def rec(metric, samples):
-        samples = tuple(samples)
-        params = {"bindings": 1000, "family": "chain", "impl": "benchkill"}
-        return ResultRecord(
-            case="pass:chain",
-            suite="pass",
-            name="chain",
-            params=params,
-            metric=metric,
-            unit="seconds",
-            samples=samples,
-            summary=summarize(samples),
-            status="ok",
-            error=None,
-            extra={},
-        )
-
-    settings = RunSettings(("pass",), True, ("benchkill",), "2026-01-01T00:00:00+00:00")
-    records = (
-        rec("pass_cpu_time", [v * cpu_scale for v in BASE]),
-        rec("pass_time", [v * wall_scale for v in BASE]),
+def _run(cpu_scale: float, wall_scale: float):
+    """A pass run whose benchkill CPU and wall times are BASE10 scaled."""
+    return make_results(
+        [
+            make_record([v * cpu_scale for v in BASE10], "pass_cpu_time", params=PARAMS),
+            make_record([v * wall_scale for v in BASE10], "pass_time", params=PARAMS),
+        ]
     )
-    return Results(Machine(name="box"), settings, (), records)
 
 
 def test_cpu_time_alarms_only_on_the_slowdown_while_wall_time_drifts():
@@ -55,7 +39,7 @@ def test_run_trials_alternates_and_reuses_existing_runs(tmp_path):
 
     def fake_run(argv, env):
         out = argv[argv.index("--out") + 1]
-        calls.append((out.rsplit("/", 1)[-1], env.get("BENCHKILL_INJECT_SLOWDOWN")))
+        calls.append((out.rsplit("/", 1)[-1], env.get(SLOWDOWN_ENV)))
         save(_run(1.0, 1.0), tmp_path / out.rsplit("/", 1)[-1])
         return 0
 
@@ -63,5 +47,6 @@ def test_run_trials_alternates_and_reuses_existing_runs(tmp_path):
     a_paths, b_paths = run_trials(2, 0.1, tmp_path, run=fake_run)
     assert calls == [("b-0.json", "0.1"), ("a-1.json", None), ("b-1.json", "0.1")]
     assert [p.name for p in a_paths] == ["a-0.json", "a-1.json"]
+    assert [p.name for p in b_paths] == ["b-0.json", "b-1.json"]
     with pytest.raises(BenchkillError, match="trials"):
         run_trials(1, 0.1, tmp_path, run=fake_run)

@@ -39,15 +39,3 @@ def one_line(exc: BaseException | str, limit: int = 300) -> str:
         return f"{lines[0]} (line {where.rsplit(':', 2)[-2]})"[:limit]
     backtrace = any(line.startswith(('File "', "Traceback", "#")) for line in lines)
     return (lines[-1] if backtrace or len(lines) > 1 else lines[0])[:limit]
-
-
-def _register_with_tvm_ffi() -> None:
-    """Let a BenchkillError raised inside a TVM pass callback reach Python as itself."""
-    try:
-        import tvm_ffi
-    except ImportError:  # pragma: no cover - tvm is a dependency
-        return
-    tvm_ffi.register_error("BenchkillError", BenchkillError)
-
-
-_register_with_tvm_ffi()

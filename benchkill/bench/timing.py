@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from benchkill.errors import BenchkillError
+from benchkill.errors import BenchkillError, check_int
 
 Clock = Callable[[], float]
 
@@ -88,8 +88,7 @@ def interleave(
                 del result
         warm_t = {name: tuple(values) for name, values in warm.items()}
         rounds = repeats(warm_t) if callable(repeats) else repeats
-        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-            raise BenchkillError(f"interleave: repeats must be a positive integer, got {rounds!r}")
+        check_int(rounds, "interleave: repeats")
         for _ in range(rounds):
             gc.collect()
             for name, fn in functions.items():

@@ -30,6 +30,8 @@ from benchkill.fuzz.properties import (
 )
 from benchkill.relax.ops import ALLOC_STORAGE, ALLOC_TENSOR, get_op
 
+from .. import scenarios
+
 # Deterministic (and, by the "benchkill" profile of conftest.py, database-free), so CI
 # runs the same examples every time.
 CI = dict(
@@ -168,19 +170,7 @@ def test_benchkill_equals_tvm_and_its_kills_verify(mod):
 
 @pytest.fixture(scope="module")
 def lowered_if() -> tvm.IRModule:
-    return lower_to_kill_input(
-        parse("""
-        @R.function
-        def main(x: R.Tensor((4,), "float32"), c: R.Tensor((), "bool")):
-            y = R.add(x, x)
-            if c:
-                out = R.multiply(y, y)
-            else:
-                out = R.add(y, x)
-            r = R.add(out, x)
-            return r
-    """)
-    )
+    return scenarios.lowered_if()
 
 
 def _bindings(seq) -> list:
@@ -337,22 +327,6 @@ def test_tvm_turns_a_kill_of_a_tuple_copy_into_a_kill_of_the_parameter():
         assert [(v.rule, v.variable) for v in verify_kills(out)] == [("kill-param", "pair")]
 
 
-PLANNER_BUG = """
-    @R.function
-    def main(x: R.Tensor((4,), "float32"), flag: R.Tensor((), "bool")) -> R.Tensor((4,), "float32"):
-        if flag:
-            v1 = R.add(x, x)
-            v0 = v1
-        else:
-            v2 = R.add(x, x)
-            v3 = R.add(x, x)
-            v0 = v3
-        v4 = R.add(x, x)
-        v5 = R.add(x, x)
-        return v5
-"""
-
-
 @pytest.mark.slow
 def test_tvm_storage_planner_reuses_a_branch_storage_after_the_if():
     """Found by the buildable fuzzing (TVM 0.27's default pipeline, no kill involved):
@@ -360,7 +334,7 @@ def test_tvm_storage_planner_reuses_a_branch_storage_after_the_if():
     so the lowered IR is ill-formed and the VM segfaults when the branch did not run.
     buildable_modules() skips such programs; the child process turns the crash into a
     FuzzMismatch instead of killing the caller."""
-    mod = parse(PLANNER_BUG)
+    mod = scenarios.PLANNER_BUG
     with pytest.raises(Exception, match="Var storage is not defined"):
         relax.analysis.well_formed(lower_to_kill_input(mod))
     inputs = [np.ones(4, "float32"), np.array(True)]

@@ -9,21 +9,10 @@ import pytest
 import benchkill
 from benchkill.cli.main import main
 
-MODULE = """
-from tvm.script import ir as I
-from tvm.script import relax as R
+from ..passes.cases import NullValueBefore
 
-@I.ir_module
-class Module:
-    @R.function(pure=False)
-    def main(x: R.Tensor([16, 32], "float32")):
-        storage = R.memory.alloc_storage(R.shape([2048]), 0, "global", "uint8")
-        y = R.memory.alloc_tensor(storage, 0, R.shape([16, 32]), "float32")
-        shape_heap: R.Any = R.null_value()
-        _dummy = R.call_packed("use_shape_heap", [shape_heap], ty_args=(R.Tuple,))
-        z = R.add(x, y)
-        return z
-"""
+#: the R.null_value() scenario of tests/passes/cases.py, as a file would hold it
+MODULE = NullValueBefore.script()
 
 
 def test_apply_prints_summary_and_writes_tvmscript(tmp_path, capsys):

@@ -116,7 +116,9 @@ def writing(path: Path, what: str = "write", exact: bool = True) -> Iterator[Non
     try:
         yield
     except OSError as exc:
-        where = exc.filename if exact and isinstance(exc.filename, str) else path
+        name = exc.filename if isinstance(exc.filename, str) else None
+        temporary = name is not None and os.path.basename(name).endswith(".tmp")
+        where = name if exact and name is not None and not temporary else path
         raise BenchkillError(f"{where}: cannot {what}: {_reason(exc)}") from None
 
 

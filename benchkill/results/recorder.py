@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from benchkill.bench.model import CaseSpec, Record
+from benchkill.bench.model import FAILED, CaseSpec, Record
 from benchkill.results.store import CodeState, ResultRecord, Results, save
+from benchkill.results.validation import Invalid, check_record
 
 
 class ResultsFile:
@@ -54,10 +55,31 @@ class ResultsFile:
         self.create = False
 
     def add(self, spec: CaseSpec, seconds: float, records: Sequence[Record]) -> None:
-        """One more finished case; saved at once."""
-        stored = [ResultRecord.from_record(r, spec.key, self.code) for r in records]
+        """One more finished case; saved at once.
+
+        A record that loading would reject (:func:`~benchkill.results.validation.
+        check_record`: a negative time, ...) is stored as a failed record saying why, and a
+        case that returns one measurement twice as one failed record: the file must
+        always load.
+        """
+        stored = [self._checked(ResultRecord.from_record(r, spec.key, self.code)) for r in records]
+        keys = [r.key for r in stored]
+        taken = {r.key for r in self.results.records}
+        if len(set(keys)) != len(keys) or taken.intersection(keys):
+            twice = next(k for i, k in enumerate(keys) if k in taken or k in keys[:i])
+            crash = Record(spec.suite, spec.name, dict(spec.params), "case", "", status=FAILED)
+            error = f"ValueError: the case returned measurement {twice[3]!r} twice"
+            stored = [replace(ResultRecord.from_record(crash, spec.key, self.code), error=error)]
         self.results = self.results.with_case(spec, seconds, stored)
         save(self.results, self.path)
+
+    def _checked(self, record: ResultRecord) -> ResultRecord:
+        try:
+            check_record(record, "record")
+        except Invalid as exc:
+            error = f"ValueError: {str(exc).split(': ', 1)[-1]}"  # (the record is known)
+            return replace(record, samples=(), summary=None, status=FAILED, error=error)
+        return record
 
     def finish(self, finished_at: str) -> Results:
         """Mark the run complete (``settings.finished_at``), save and return the results."""

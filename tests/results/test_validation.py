@@ -169,3 +169,35 @@ def test_stale_temporary_files_of_a_path_are_removed(tmp_path):
     (tmp_path / ".other.json.abc.tmp").write_text("not ours")
     atomic.remove_stale_temps(path)
     assert sorted(os.listdir(tmp_path)) == [".other.json.abc.tmp", "r.json"]
+
+
+def test_a_run_never_writes_a_file_loading_would_reject(tmp_path):
+    from benchkill.bench.model import CaseSpec, Record
+    from benchkill.results.recorder import ResultsFile
+
+    path = tmp_path / "r.json"
+    sink = ResultsFile(make_results(suites=("fake",)), path, code=("abc1234", False), create=True)
+    sink.start()
+    spec = [CaseSpec("fake", "case", {"i": i}) for i in range(3)]
+
+    def rec(i, metric, samples, unit="seconds"):
+        return Record("fake", "case", {"i": i}, metric, unit, tuple(samples))
+
+    sink.add(spec[0], 1.0, [rec(0, "t", [1.0, 2.0]), rec(0, "neg", [-1.0])])
+    sink.add(spec[1], 1.0, [rec(1, "t", [1.0]), rec(1, "t", [2.0])])  # a measurement twice
+    sink.add(spec[2], 1.0, [rec(2, "zero", [0.0, 0.0])])
+    results = load(path)
+    by = {(r.case, r.metric): r for r in results.records}
+    assert by[("fake:case[i=0]", "t")].status == "ok"
+    assert by[("fake:case[i=0]", "neg")].status == "failed"
+    assert by[("fake:case[i=0]", "neg")].error == (
+        "ValueError: negative sample -1.0 (seconds cannot be negative)"
+    )
+    assert (
+        by[("fake:case[i=1]", "case")].error
+        == "ValueError: the case returned measurement 't' twice"
+    )
+    assert by[("fake:case[i=2]", "zero")].error.startswith("ValueError: every sample is 0")
+    assert {r.git_commit for r in results.records} == {"abc1234"}
+    with pytest.raises(BenchkillError, match="already exists"):
+        ResultsFile(make_results(), path, create=True).start()

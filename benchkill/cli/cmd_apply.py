@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchkill.cli import args as types
+from benchkill.cli.outputs import refuse_overwrite, write_text
 from benchkill.errors import BenchkillError, one_line
 from benchkill.relax.ops import KILLS
 
@@ -74,6 +75,9 @@ def count_kills(mod: tvm.IRModule) -> dict[str, int]:
 def run(args: argparse.Namespace) -> int:
     from benchkill.execution.pipeline import kill_pass
 
+    inputs = [Path(args.file)] if args.file else []
+    if args.out:
+        refuse_overwrite(Path(args.out), inputs, "the module")  # before any work
     mod = _module(args)
     before = count_kills(mod)
     start = time.perf_counter()
@@ -86,11 +90,7 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - start
     added = {k: v - before[k] for k, v in count_kills(after).items()}
     if args.out:
-        path = Path(args.out)
-        try:
-            path.write_text(after.script())
-        except OSError as exc:
-            raise BenchkillError(f"cannot write {path}: {exc.strerror or exc}") from None
+        write_text(Path(args.out), after.script(), inputs, "the module")
     elif not args.quiet:
         print(after.script())
     summary = ", ".join(f"{n} {k}" for k, n in added.items())

@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 
 from benchkill.cli import args as types
-from benchkill.reporting.formatting import comparison_table
+from benchkill.cli.outputs import shown
+from benchkill.reporting.formatting import code_text, comparison_table
 from benchkill.reporting.verdicts import DEFAULT_ALPHA, DEFAULT_FACTOR, compare
 from benchkill.results.asv_import import load_any
+from benchkill.results.store import Results
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -41,12 +43,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
 
 
+def mixed_code_warnings(files: list[tuple[Path, Results]]) -> list[str]:
+    """One line per file whose records were measured by more than one commit (a run
+    resumed with ``--allow-code-change``)."""
+    return [
+        f"warning: {shown(path)} holds records measured by different code "
+        f"({code_text(results).removeprefix('mixed: ')})"
+        for path, results in files
+        if len(results.code_states) > 1
+    ]
+
+
 def run(args: argparse.Namespace) -> int:
     base = load_any(args.base)
     new = load_any(args.new)
     report = compare(base, new, factor=args.factor, alpha=args.alpha, only=args.only)
+    warnings = mixed_code_warnings([(args.base, base), (args.new, new)])
     if args.json:
-        print(json.dumps(report.to_dict(), indent=1))
+        print(json.dumps({**report.to_dict(), "warnings": warnings}, indent=1))
     else:
+        for line in warnings:
+            print(line)
         print(comparison_table(report))
     return report.exit_code

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from benchkill.cli.outputs import shown, staged_directory
+from benchkill.errors import BenchkillError
 from benchkill.results.asv_import import load_any
 
 
@@ -22,9 +24,13 @@ def run(args: argparse.Namespace) -> int:
     from benchkill.reporting.plot import plot_results
 
     runs = [load_any(path) for path in args.results]
-    output = plot_results(runs, args.out)
+    with staged_directory(args.out, args.results) as stage:  # moved into --out when done
+        output = plot_results(runs, stage)
+        if not output.paths:
+            reasons = "; ".join(note.removeprefix("skipped ") for note in output.notes)
+            raise BenchkillError(f"nothing to draw: {reasons}")
     for path in output.paths:
-        print(path)
+        print(shown(args.out / path.name))
     for note in output.notes:
         print(f"note: {note}", file=sys.stderr)
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from benchkill.cli.outputs import check_directory, refuse_overwrite, shown, writing
 from benchkill.results.asv_import import load_any
 
 
@@ -21,5 +22,9 @@ def run(args: argparse.Namespace) -> int:
     from benchkill.reporting.markdown import write_report
 
     runs = [(path, load_any(path)) for path in args.results]
-    print(write_report(runs, args.out))
+    refuse_overwrite(args.out, args.results, "the report")
+    check_directory(args.out.parent / f"{args.out.stem}_figures", args.results, "figures")
+    with writing(args.out):
+        out = write_report(runs, args.out)
+    print(shown(out))
     return 0

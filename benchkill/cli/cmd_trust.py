@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from benchkill.cli import args as types
+from benchkill.cli.outputs import check_directory, writing
 from benchkill.reporting.verdicts import DEFAULT_ALPHA
 
 
@@ -31,7 +32,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from benchkill.reporting.trust import measure
 
-    rows = measure(args.trials, args.slowdown, Path(args.dir), args.factor, args.alpha)
+    directory = Path(args.dir)
+    check_directory(directory, what="runs")
+    with writing(directory):
+        rows = measure(args.trials, args.slowdown, directory, args.factor, args.alpha)
     print(f"factor {args.factor}, alpha {args.alpha}, slowdown {args.slowdown:.0%}:")
     print("| records judged | A/A false alarms | A/B detections |")
     print("|---|---|---|")

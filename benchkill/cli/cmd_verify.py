@@ -24,6 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from benchkill.analysis.verifier import verify_kills
+    from benchkill.cli.outputs import shown
     from benchkill.relax.text import read_module
 
     mod = read_module(args.file)
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     for violation in violations:
         print(violation)
     if violations:
-        print(f"{len(violations)} violation(s) in {args.file}")
+        print(f"{len(violations)} violation(s) in {shown(args.file)}")
         return 1
-    print(f"ok: no violations in {args.file}")
+    print(f"ok: no violations in {shown(args.file)}")
     return 0

@@ -12,7 +12,9 @@ stderr and exit code 2.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from importlib import import_module
 
@@ -75,8 +77,25 @@ def make_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _catch_termination() -> dict[int, object]:
+    """SIGTERM and SIGHUP (a closed terminal) unwind like Ctrl-C, so finished cases are
+    kept, locks released and temporary directories removed; returns the old handlers.
+    A signal ignored (``nohup``) or handled by the host program is left as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    signals = (signal.SIGTERM, signal.SIGHUP)
+    return {
+        s: signal.signal(s, _interrupt) for s in signals if signal.getsignal(s) == signal.SIG_DFL
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    previous = _catch_termination()
     try:
         args = make_parser(argv).parse_args(argv)
         return int(args.func(args) or 0)
@@ -89,6 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `benchkill generate chain 9 | head`
         sys.stderr.close()
         return 0
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ import importlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -102,11 +103,81 @@ class ChildOutcome:
         return f"{what} (during {self.stage or 'start'})"
 
 
+#: A work directory's name: ``[.]benchkill-<kind>-pid<owner pid>-<random>`` (:func:`new_work_dir`).
+_WORK_DIR = re.compile(r"\.?benchkill-[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*?-pid(\d+)-[a-z0-9_]{8}")
+_PREFIX = re.compile(r"benchkill-[A-Za-z0-9_]+(-[A-Za-z0-9_]+)*-")
+_swept = False
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (a zombie counts; so does another user's)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_work_dirs(parent: Path | None = None, prefix: str = "") -> list[Path]:
+    """Remove the work directories in ``parent`` (default: the temporary directory; only
+    those whose name starts with ``prefix``) that this user's dead processes left (a
+    SIGKILL runs no clean-up); returns them.
+
+    A directory is its owner's by name (:func:`new_work_dir`); one of a live process, or
+    of another user, is left alone.
+    """
+    parent = Path(parent) if parent is not None else Path(tempfile.gettempdir())
+    removed = []
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return removed
+    uid = os.getuid()
+    for entry in entries:
+        match = _WORK_DIR.fullmatch(entry.name) if entry.name.startswith(prefix) else None
+        if match is None or int(match.group(1)) == os.getpid():
+            continue
+        try:
+            if not entry.is_dir(follow_symlinks=False) or entry.stat().st_uid != uid:
+                continue
+        except OSError:
+            continue
+        if not pid_alive(int(match.group(1))):
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(Path(entry.path))
+    return removed
+
+
+def new_work_dir(prefix: str, parent: Path | None = None, hidden: bool = False) -> Path:
+    """Create the directory ``[.]<prefix>pid<pid>-<random>`` in ``parent`` (default: the
+    temporary directory), the name :func:`remove_stale_work_dirs` knows its owner by."""
+    if not _PREFIX.fullmatch(prefix):
+        raise BenchkillError(f"a work directory prefix is 'benchkill-<kind>-', not {prefix!r}")
+    name = f"{'.' if hidden else ''}{prefix}pid{os.getpid()}-"
+    return Path(tempfile.mkdtemp(prefix=name, dir=parent))
+
+
 @contextmanager
 def work_dir(prefix: str) -> Iterator[Path]:
-    """A fresh temporary work directory, removed afterwards."""
-    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
-        yield Path(tmp)
+    """A fresh temporary work directory ``<prefix>pid<pid>-<random>``, removed afterwards.
+
+    ``prefix`` is ``benchkill-<kind>-``.  The first call of a process removes the
+    directories of dead processes first (:func:`remove_stale_work_dirs`), so a killed run
+    leaves its (possibly large) work directory only until the next one starts.
+    """
+    global _swept
+    if not _swept and _PREFIX.fullmatch(prefix):
+        _swept = True
+        remove_stale_work_dirs()
+    path = new_work_dir(prefix)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def run_task(task: str, request: Mapping[str, Any], work: Path, timeout: float) -> ChildOutcome:

@@ -10,7 +10,6 @@ the package does not.
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +19,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from benchkill.errors import check_int
+from benchkill.execution.child import work_dir
 from benchkill.fuzz.buildable import buildable_modules, check_vm_equivalence_in_child
 from benchkill.fuzz.lowered import lowered_modules
 from benchkill.fuzz.properties import FuzzMismatch, check_example
@@ -103,8 +103,8 @@ def _storage_outside_cwd() -> Iterator[None]:
     if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
         yield
         return
-    with tempfile.TemporaryDirectory(prefix="benchkill-fuzz-") as storage:
-        set_hypothesis_home_dir(storage)
+    with work_dir("benchkill-fuzzdb-") as storage:  # removed by the next run if killed
+        set_hypothesis_home_dir(str(storage))
         try:
             yield
         finally:

@@ -11,6 +11,7 @@ import math
 
 from benchkill.bench.model import canonical_unit
 from benchkill.reporting.verdicts import CompareReport, Comparison
+from benchkill.results.store import Results
 
 #: The columns of a comparison row.
 COMPARISON_HEADER = ("benchmark", "base", "new", "ratio", "verdict", "notes")
@@ -74,3 +75,11 @@ def comparison_table(report: CompareReport) -> str:
     summary = f"{verdict_counts(report)} (factor {report.factor:g}, alpha {report.alpha:g})"
     lines.append(f"\n{summary}")
     return "\n".join(lines)
+
+
+def code_text(results: Results) -> str:
+    """The commit(s) that measured a run: ``abc1234``, ``abc1234 (dirty)``, or for a run
+    resumed with ``--allow-code-change`` ``mixed: abc1234, def5678 (dirty)``."""
+    states = results.code_states or ((results.machine.git_commit, results.machine.git_dirty),)
+    codes = [(c or "-") + (" (dirty)" if d else "") for c, d in states]
+    return codes[0] if len(codes) == 1 else "mixed: " + ", ".join(codes)

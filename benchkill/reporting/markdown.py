@@ -18,6 +18,7 @@ from benchkill.bench.model import FAILED, OK, params_text
 from benchkill.errors import BenchkillError
 from benchkill.reporting.formatting import (
     COMPARISON_HEADER,
+    code_text,
     comparison_row,
     format_value,
     verdict_counts,
@@ -41,7 +42,7 @@ def _runs_section(runs: Sequence[tuple[Path, Results]]) -> list[str]:
     rows = []
     for path, r in runs:
         m, s = r.machine, r.settings
-        commit = (m.git_commit or "-") + (" (dirty)" if m.git_dirty else "")
+        commit = code_text(r)  # each record's commit: a resumed run may mix them
         failed = sum(rec.status == FAILED for rec in r.records)
         rows.append(
             (

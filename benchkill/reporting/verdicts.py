@@ -255,7 +255,13 @@ def compare(
 
     b, n = selected(base, new), selected(new, base)
     common = [k for k in b if k in n]
-    if not common:
+
+    def crashed_in(side: dict[tuple, ResultRecord], other: Results) -> bool:
+        cases = {r.case for r in other.records if _is_crash(r)}
+        return any(r.case in cases for r in side.values())
+
+    # a case that crashed in one run is in common with the other run's records of it
+    if not common and not crashed_in(b, new) and not crashed_in(n, base):
         where = f" matching --only {only.pattern!r}" if only is not None else ""
         raise BenchkillError(f"the two results have no case in common{where}")
     comparisons = [classify(b[k], n[k], factor, alpha) for k in common]

@@ -21,6 +21,7 @@ from typing import Any
 from benchkill.bench.model import EXPECTED_FAILURE, FAILED, Machine, label
 from benchkill.errors import BenchkillError
 from benchkill.results.store import ResultRecord, Results, RunSettings, from_dict, read_json
+from benchkill.results.validation import Invalid, check_record
 from benchkill.stats import summarize
 
 ASV_API_VERSION = 2
@@ -95,6 +96,8 @@ def _asv_records(name: str, row: dict[str, Any], info: dict[str, Any]) -> Iterab
             yield ResultRecord(**common, status=EXPECTED_FAILURE, error="skipped by asv")
             continue
         values = tuple(float(v) for v in (raw if raw else [value]))
+        if not all(math.isfinite(v) for v in values):
+            raise ValueError(f"{name}: a sample is not a finite number")
         yield ResultRecord(**common, samples=values, summary=summarize(values))
 
 
@@ -121,8 +124,13 @@ def from_asv(data: dict[str, Any], path: Path) -> Results:
             info = benchmarks.get(name) if isinstance(benchmarks.get(name), dict) else {}
             records.extend(_asv_records(name, row, info))
             started.append(row.get("started_at"))
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise BenchkillError(f"{path}: malformed asv results file: {exc!r}") from None
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+        raise BenchkillError(f"{path}: malformed asv results file: {exc!r}"[:300]) from None
+    try:
+        for i, record in enumerate(records):
+            check_record(record, f"measurement {i + 1}")
+    except Invalid as exc:
+        raise BenchkillError(f"{path}: impossible value: {exc}") from None
     cores = params.get("num_cpu")
     commit = data.get("commit_hash")
     machine = Machine(

@@ -239,13 +239,17 @@ def start_slow_run(tmp_path, path):
     raise AssertionError("the run did not reach its third case")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill"])
+@pytest.mark.parametrize(
+    "sig",
+    [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL],
+    ids=["ctrl-c", "term", "hangup", "kill"],
+)
 def test_real_process_interrupted_or_killed_keeps_finished_cases(fake_suite, tmp_path, capsys, sig):
     path = tmp_path / "r.json"
     proc = start_slow_run(tmp_path, path)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
-    if sig == signal.SIGINT:
+    if sig != signal.SIGKILL:  # SIGTERM and SIGHUP unwind like Ctrl-C
         assert proc.returncode == 130
         assert f"complete them with: benchkill run --resume {path}" in err
         assert "Traceback" not in err
@@ -253,5 +257,6 @@ def test_real_process_interrupted_or_killed_keeps_finished_cases(fake_suite, tmp
         assert proc.returncode == -signal.SIGKILL
     assert [c.key for c in load(path).cases] == ["fake:case[i=0]", "fake:case[i=1]"]
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+    assert (tmp_path / ".r.json.lock").exists() == (sig == signal.SIGKILL)
     assert main(["run", "--resume", str(path)]) == 0  # completes with the in-process fake
     assert len(load(path).cases) == 4

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import re
+import subprocess
+import sys
 
 import pytest
 
@@ -85,3 +89,49 @@ def test_bad_requests_raise_before_any_child(tmp_path):
     with pytest.raises(BenchkillError, match="timeout must be a positive number"):
         run_task(ALLOCATE, {"nbytes": 1}, tmp_path, timeout=0)
     assert list(tmp_path.iterdir()) == []
+
+
+# --- work directories and what dead processes left ---------------------------------------
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_work_dirs_are_named_after_their_owner_and_removed(tmp_path, monkeypatch):
+    monkeypatch.setattr(child.tempfile, "tempdir", str(tmp_path))
+    with work_dir("benchkill-vm-") as work:
+        assert work.parent == tmp_path
+        assert re.fullmatch(rf"benchkill-vm-pid{os.getpid()}-[a-z0-9_]{{8}}", work.name)
+        (work / "big").write_bytes(b"x" * 1000)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(BenchkillError, match="benchkill-<kind>-"):
+        with work_dir("vm"):
+            pass
+
+
+def test_directories_of_dead_processes_are_removed_at_the_next_start(tmp_path, monkeypatch):
+    dead, alive = _dead_pid(), os.getppid()
+    stale = tmp_path / f"benchkill-vm-pid{dead}-abcd1234"
+    stale_hidden = tmp_path / f".benchkill-stage-pid{dead}-abcd1234"
+    live = tmp_path / f"benchkill-vm-pid{alive}-abcd1234"
+    mine = tmp_path / f"benchkill-alloc-pid{os.getpid()}-abcd1234"
+    unrelated = [tmp_path / "benchkill-vm-1234-abcd1234", tmp_path / f"other-pid{dead}-abcd1234"]
+    for d in (stale, stale_hidden, live, mine, *unrelated):
+        d.mkdir()
+        (d / "module.py").write_text("x")
+    (tmp_path / f"benchkill-vm-pid{dead}-file0000").write_text("a file, not a directory")
+    removed = child.remove_stale_work_dirs(tmp_path)
+    assert sorted(removed) == sorted([stale, stale_hidden])
+    assert not stale.exists() and live.exists() and mine.exists()
+    assert all(d.exists() for d in unrelated)
+    # the first work_dir of a process sweeps the temporary directory
+    again = tmp_path / f"benchkill-fuzz-pid{dead}-zzzz9999"
+    again.mkdir()
+    monkeypatch.setattr(child.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(child, "_swept", False)
+    with work_dir("benchkill-test-"):
+        assert not again.exists()
+    assert child.remove_stale_work_dirs(tmp_path, prefix=".benchkill-stage-") == []

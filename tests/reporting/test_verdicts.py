@@ -2,6 +2,7 @@
 
 import json
 import re
+from dataclasses import replace
 
 import pytest
 from scipy import stats as sps
@@ -172,9 +173,13 @@ def test_failed_case_explains_the_records_it_replaced():
         ]
     )
     crash = rec([], metric="case", unit="", status=FAILED, error="RuntimeError: boom", case="k")
-    new = make_results([rec(BASE10, name="other"), crash])
-    with pytest.raises(BenchkillError, match="no case in common"):
-        compare(base, new)
+    # every case of the new run crashed: its cases are in common, and newly failed
+    report = compare(base, make_results([crash]))
+    assert {c.verdict for c in report.comparisons} == {FAILED_VERDICT}
+    assert all("newly failed" in c.notes for c in report.comparisons)
+    assert report.exit_code == 1
+    with pytest.raises(BenchkillError, match="no case in common"):  # a crash of another case
+        compare(base, make_results([rec(BASE10, name="other"), replace(crash, case="j")]))
     new = make_results([rec(BASE10), crash])
     report = compare(base, new)
     [failed] = [c for c in report.comparisons if c.verdict == FAILED_VERDICT]

@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchkill.analysis.allocations import static_allocations
+from benchkill.analysis.bindings import has_kills
 from benchkill.analysis.frame import entry_shapes
 from benchkill.analysis.holders import (
     Explainer,
     Holder,
     Waste,
-    has_kills,
     holders_at,
     waste_by_function,
     waste_of,
@@ -161,7 +161,6 @@ def _holders(
     )
     at_peak = holders_at(run.lives, run.peak_tick, run.held, explain) if run.peak else ()
     return at_peak, waste_of(run.lives, explain)
-
 
 
 @dataclass(frozen=True)

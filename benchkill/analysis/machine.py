@@ -16,17 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from benchkill.analysis.allocations import dtype_bytes
+from benchkill.analysis.bindings import BindingIndex, used_vars
 from benchkill.analysis.frame import Frame, bind_shape, concrete_shape
-from benchkill.analysis.holders import (
-    KILLED,
-    REBOUND,
-    RETURNED,
-    SLOT,
-    BindingIndex,
-    Lifetime,
-    Site,
-    used_vars,
-)
+from benchkill.analysis.holders import KILLED, REBOUND, RETURNED, SLOT, Lifetime, Site
 from benchkill.relax import ops
 
 #: The pooled allocator rounds every request up to a multiple of this (its page size).

@@ -46,9 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--kill", nargs="+", choices=KILLS, default=["none", "tvm", "benchkill", "beyond"],
         help="kill variants to compare (none: no kill step)",
     )  # fmt: skip
-    p.add_argument(
-        "--exec-mode", nargs="+", choices=("bytecode", "compiled"), default=["bytecode"]
-    )
+    p.add_argument("--exec-mode", nargs="+", choices=("bytecode", "compiled"), default=["bytecode"])
     p.add_argument("--memory-cfg", choices=("pooled", "naive"), default="pooled")
     p.add_argument(
         "--func", dest="entry", default=None, help="entry function of FILE (default: main)"
@@ -187,7 +185,9 @@ def run(args: argparse.Namespace) -> int:
     where = f" ({workload.description})" if workload.description else ""
     print(f"{workload.name}{where}: function {workload.func}, {args.memory_cfg} allocator")
     for mode in dict.fromkeys(args.exec_mode):
-        cells = {lab: _measure(workload, mode, k, args) for lab, k in zip(labels, kills)}
+        cells = {
+            lab: _measure(workload, mode, k, args) for lab, k in zip(labels, kills, strict=True)
+        }
         print(f"\n{mode}\n" + _table(_summary_rows(cells, labels)))
         for lab in labels:
             r = cells[lab]["result"]

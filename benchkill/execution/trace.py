@@ -98,8 +98,9 @@ class TraceEvent(NamedTuple):
 class TraceSummary:
     """What a traced run says about memory (see :func:`benchkill.measure_vm`, ``trace``).
 
-    The replayed peaks of the trace (:class:`Replay`): ``live_peak_bytes``,
-    ``pooled_peak_bytes``, ``naive_peak_bytes``, and ``predicted_peak_bytes``, the one of
+    The replayed peaks of the trace (:class:`~benchkill.execution.replay.Replay`):
+    ``live_peak_bytes``, ``pooled_peak_bytes``, ``naive_peak_bytes``, and
+    ``predicted_peak_bytes``, the one of
     the allocator the run used (compare it with the measured peak); ``rss_peak_bytes``
     the resident memory sampled at the events; ``traced_run_peak_bytes`` the VmHWM peak
     of the traced run itself.  ``attributed`` of ``program_events`` recorded calls were
@@ -328,73 +329,6 @@ def stop() -> tuple[list[dict[str, Any]], bool]:
         _Header.from_address(handle).deleter = orig
         del _HOOKED[handle]
     return list(EVENTS), bool(_STATE["truncated"])
-
-
-# --- replay: what each allocator holds -------------------------------------------------
-
-
-class Replay(NamedTuple):
-    """A trace replayed: ``live_peak`` is the largest total of requested bytes of live
-    buffers (reached at event ``live_peak_seq``); ``pooled_peak`` what the pooled
-    allocator holds at its high-water mark (each request rounded up to a 4096-byte page,
-    a freed buffer reused only for a request of the same rounded size, nothing given
-    back during the run); ``naive_peak`` the largest total of page-rounded live buffers
-    (the naive allocator frees at once; with the child's fixed mmap threshold every
-    buffer of 64 KiB or more is its own mapping, plus glibc's 16-byte header);
-    ``rss_peak`` the largest rise of resident memory over the start sampled at the
-    events of the run (a measured curve in both modes; it misses peaks between events);
-    ``curve`` the live bytes after each allocation and release of a buffer, as
-    ``(seq, live bytes)``."""
-
-    live_peak: int
-    live_peak_seq: int
-    pooled_peak: int
-    naive_peak: int
-    rss_peak: int
-    allocated: int
-    curve: tuple[tuple[int, int], ...]
-
-
-def _pages(n: int, extra: int = 0) -> int:
-    return -(-(n + extra) // _PAGE) * _PAGE
-
-
-def replay(events: list[dict[str, Any]]) -> Replay:
-    """Replay the buffers of a trace (raw events, see :func:`stop`) up to the end of
-    the run (the "run_end" mark)."""
-    sizes: dict[int, int] = {}
-    live = live_peak = peak_seq = naive = naive_peak = pooled = allocated = rss_peak = 0
-    pool: dict[int, int] = {}
-    curve: list[tuple[int, int]] = []
-    base = next((e["rss"] for e in events if e.get("what") == "start"), None)
-    for e in events:
-        if e.get("what") == "run_end":
-            break
-        if base is not None:
-            rss_peak = max(rss_peak, e["rss"] - base)
-        kind = e["kind"]
-        if kind in ("alloc_storage", "alloc_shape_heap"):
-            n = sizes[e["obj"]] = int(e["bytes"])
-            allocated += n
-            live += n
-            naive += _pages(n, 16)
-            rounded = _pages(n)
-            if pool.get(rounded):
-                pool[rounded] -= 1
-            else:
-                pooled += rounded
-            if live > live_peak:
-                live_peak, peak_seq = live, e["seq"]
-            naive_peak = max(naive_peak, naive)
-        elif kind in ("free_storage", "free_shape_heap") and e["obj"] in sizes:
-            n = sizes.pop(e["obj"])
-            live -= n
-            naive -= _pages(n, 16)
-            pool[_pages(n)] = pool.get(_pages(n), 0) + 1
-        else:
-            continue
-        curve.append((e["seq"], live))
-    return Replay(live_peak, peak_seq, pooled, naive_peak, rss_peak, allocated, tuple(curve))
 
 
 # --- the public form -------------------------------------------------------------------

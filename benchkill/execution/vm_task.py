@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +201,7 @@ def trace_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
 
     from benchkill.execution import trace as tracer
     from benchkill.execution.attribution import attribute
+    from benchkill.execution.replay import replay
 
     tracer.install()
     set_stage(work, "build")
@@ -213,9 +215,9 @@ def trace_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
     try:
         # a warm-up run, not recorded, as before measure_vm's peak runs: first-call
         # effects (the kernels' workspace pool, ...) stay out of the traced run's peak
-        vm = relax.VirtualMachine(ex, tvm.cpu(), memory_cfg=request["memory_cfg"])
-        out = vm[func](*args)
-        del out, vm
+        warm = relax.VirtualMachine(ex, tvm.cpu(), memory_cfg=request["memory_cfg"])
+        out = warm[func](*args)
+        del out, warm
         _clear_pool()
         vm = relax.VirtualMachine(ex, tvm.cpu(), memory_cfg=request["memory_cfg"])
         if exec_mode == "bytecode":
@@ -223,13 +225,14 @@ def trace_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
                 gv.name_hint for gv, f in lowered.functions_items() if isinstance(f, relax.Function)
             }
             vm.set_instrument(tracer.instrument(names))
+        call = partial(vm[func], *args)
         tracer.start()
-        out, peak = peak_of(lambda: vm[func](*args))
+        out, peak = peak_of(call)
         tracer.mark("run_end")
         del out
         gc.collect()
         tracer.mark("output_released")
-        del vm
+        del call, vm
         gc.collect()
         tracer.mark("vm_released")
     except Exception as exc:  # noqa: BLE001 - a failed run is a result
@@ -237,7 +240,7 @@ def trace_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
         return {"error": error_text(exc), "stage": "run"}
     events, truncated = tracer.stop()
     set_stage(work, "attribute")
-    replayed = tracer.replay(events)
+    replayed = replay(events)
     found = attribute(lowered, events, func, exec_mode, replayed.live_peak_seq)
     error = found.error
     if truncated:

@@ -23,7 +23,9 @@ taken over every path through ``If`` branches: the least memory the kills in the
 allow.  The live-bytes curve gives the total after each binding of each frame.  The
 same execution also replays the pooled allocator (a freed buffer is reused only for a
 request of the same page-rounded size), whose total is ``pooled_bytes``: what the VM
-with ``memory_cfg="pooled"`` should measure when buffer sizes differ.
+with ``memory_cfg="pooled"`` should measure when buffer sizes differ.  The path that
+reaches the peak runs once more to name who holds the peak and what each variable holds
+after its last use (``at_peak``, ``waste``; see :mod:`.holders`).
 """
 
 from __future__ import annotations

@@ -46,6 +46,7 @@ class VMMemory:
                     common.MEMORY_CFG,
                     [common.kill_variant(k) for k in kills],
                     repeat=3,
+                    trace=False,  # the allocation trace is the vm suite's, not timed here
                 )
                 for r in records:
                     key = (name, exec_mode, _label(r.params["kill"]), r.metric)

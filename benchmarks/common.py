@@ -22,9 +22,10 @@ SIZES = (3_000, 30_000)
 IMPLS = ("benchkill", "tvm")
 
 #: VM workloads (names of :data:`benchkill.inputs.workloads.WORKLOADS`, built with their
-#: quick parameters: each variant is an LLVM build), exec modes and kill variants;
-#: "none" is the build without a kill step.
-VM_WORKLOADS = ("chain", "if_chain")
+#: quick parameters: each variant is an LLVM build; the GPT-2-style decoder is 2 layers x
+#: 128 and the conv net 2 stages on 64x64 images, each builds in seconds and runs in
+#: milliseconds), exec modes and kill variants; "none" is the build without a kill step.
+VM_WORKLOADS = ("chain", "if_chain", "gpt2", "convnet")
 EXEC_MODES = ("bytecode", "compiled")
 KILLS = ("none", "tvm", "benchkill", "beyond")
 MEMORY_CFG = "pooled"

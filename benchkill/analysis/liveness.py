@@ -23,34 +23,35 @@ taken over every path through ``If`` branches: the least memory the kills in the
 allow.  The live-bytes curve gives the total after each binding of each frame.  The
 same execution also replays the pooled allocator (a freed buffer is reused only for a
 request of the same page-rounded size), whose total is ``pooled_bytes``: what the VM
-with ``memory_cfg="pooled"`` should measure when buffer sizes differ.
+with ``memory_cfg="pooled"`` should measure when buffer sizes differ.  The path that
+reaches the peak runs once more to name who holds the peak and what each variable holds
+after its last use (``at_peak``, ``waste``; see :mod:`.holders`).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
-from benchkill.analysis.allocations import dtype_bytes, static_allocations
-from benchkill.analysis.frame import Frame, bind_shape, concrete_shape, entry_shapes
+from benchkill.analysis.allocations import static_allocations
+from benchkill.analysis.bindings import has_kills
+from benchkill.analysis.frame import entry_shapes
+from benchkill.analysis.holders import (
+    Explainer,
+    Holder,
+    Waste,
+    holders_at,
+    waste_by_function,
+    waste_of,
+)
+from benchkill.analysis.machine import EMPTY, POOL_PAGE, LivePoint, Machine, Run
 from benchkill.errors import BenchkillError
-from benchkill.relax import ops
+
+__all__ = ["POOL_PAGE", "LivePoint", "MemoryEstimate", "check_function", "estimate_lowered"]
 
 #: Above this many paths through If branches the liveness search stops (exhaustive=False).
 MAX_PATHS = 64
-
-#: The pooled allocator rounds every request up to a multiple of this (its page size).
-POOL_PAGE = 4096
-
-
-class LivePoint(NamedTuple):
-    """Live storage bytes right after the binding of ``var`` in ``function``."""
-
-    function: str
-    var: str
-    live_bytes: int
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,14 @@ class MemoryEstimate:
     holding, which can be more: it reuses a freed buffer only for a request of the same
     page-rounded size; ``curve`` the live bytes after each binding on the path that
     reaches the peak.  ``paths`` is how many paths through If branches were followed.
+
+    ``at_peak`` is the live set at the liveness peak (on the path that reaches it),
+    largest first: per buffer the variable holding it, its bytes, where it was defined,
+    last used and released, and whether it was killed or why not
+    (:class:`~benchkill.analysis.holders.Holder`).  ``waste`` lists per variable the bytes
+    held after their last use and for how many bindings (kills not counted), largest
+    first (:class:`~benchkill.analysis.holders.Waste`); :attr:`waste_by_function` sums
+    them per function.
     """
 
     kill: str | None
@@ -79,6 +88,13 @@ class MemoryEstimate:
     paths: int
     exhaustive: bool = True
     dynamic_allocations: Mapping[str, int] = field(default_factory=dict)
+    at_peak: tuple[Holder, ...] = ()
+    waste: tuple[Waste, ...] = ()
+
+    @property
+    def waste_by_function(self) -> dict[str, int]:
+        """Byte-bindings held after last use, per function (largest first)."""
+        return waste_by_function(self.waste)
 
 
 def check_function(mod: Any, func: str, caller: str) -> None:
@@ -111,6 +127,7 @@ def estimate_lowered(
     allocated, dynamic = static_allocations(mod)
     search = _explore(mod, func, input_shapes, return_slot)
     best = max(search.runs, key=lambda r: r.peak)
+    at_peak, waste = _holders(mod, func, input_shapes, return_slot, best)
     return MemoryEstimate(
         kill=kill,
         func=func,
@@ -123,202 +140,34 @@ def estimate_lowered(
         paths=len(search.runs),
         exhaustive=search.exhaustive,
         dynamic_allocations=dynamic,
+        at_peak=at_peak,
+        waste=waste,
     )
 
 
-# --- abstract execution --------------------------------------------------------
+def _holders(
+    mod: Any, func: str, input_shapes: Any, return_slot: bool, best: Run
+) -> tuple[tuple[Holder, ...], tuple[Waste, ...]]:
+    """The live set at ``best``'s peak and the waste on its path: the path run once
+    more, recording who holds each block right after the allocation that makes the peak."""
+    entry = mod[func]
+    shapes = [None if s is None else [int(d) for d in s] for s in entry_shapes(entry, input_shapes)]
+    machine = Machine(mod, best.choices, return_slot, snapshot_tick=best.peak_tick)
+    machine.call(func, entry, [EMPTY] * len(entry.params), shapes)
+    run = machine.run
+    from tvm import relax
 
-# A value is the frozenset of blocks it keeps alive, or a tuple of values.
-_EMPTY: frozenset[int] = frozenset()
-
-
-def _blocks(value: Any) -> frozenset[int]:
-    if isinstance(value, frozenset):
-        return value
-    out: set[int] = set()
-    for item in value:
-        out |= _blocks(item)
-    return frozenset(out)
-
-
-@dataclass
-class _Run:
-    """One abstract execution along one path through the If branches."""
-
-    choices: list[bool] = field(default_factory=list)
-    peak: int = 0
-    allocated: int = 0
-    pooled: int = 0
-    curve: list[LivePoint] = field(default_factory=list)
-
-
-class _Machine:
-    """Executes lowered Relax abstractly, counting live block bytes (module docstring)."""
-
-    def __init__(self, mod: Any, forced: Sequence[bool], return_slot: bool) -> None:
-        self.mod = mod
-        self.forced = list(forced)
-        self.use_return_slot = return_slot
-        self.run = _Run()
-        self.sizes: dict[int, int] = {}
-        self.refs: dict[int, int] = {}
-        self.live = 0
-        self.next_block = 0
-        self.slot: Any = _EMPTY
-        self.pool: dict[int, int] = {}  # page-rounded size -> free pooled buffers
-
-    # -- block reference counting
-    def _new_block(self, size: int) -> frozenset[int]:
-        self.next_block += 1
-        block = self.next_block
-        self.sizes[block] = size
-        self.refs[block] = 0
-        self.live += size
-        self.run.allocated += size
-        self.run.peak = max(self.run.peak, self.live)
-        # the pooled allocator reuses a free buffer of the same page-rounded size
-        rounded = -(-size // POOL_PAGE) * POOL_PAGE
-        if self.pool.get(rounded, 0) > 0:
-            self.pool[rounded] -= 1
-        else:
-            self.run.pooled += rounded
-        return frozenset((block,))
-
-    def _free(self, block: int) -> None:
-        size = self.sizes.pop(block)
-        del self.refs[block]
-        self.live -= size
-        rounded = -(-size // POOL_PAGE) * POOL_PAGE
-        self.pool[rounded] = self.pool.get(rounded, 0) + 1
-
-    def _hold(self, value: Any) -> None:
-        for block in _blocks(value):
-            self.refs[block] += 1
-
-    def _release(self, value: Any) -> None:
-        for block in _blocks(value):
-            self.refs[block] -= 1
-            if self.refs[block] == 0:
-                self._free(block)
-
-    def _drop_unheld(self, value: Any) -> None:
-        """Free blocks of a value nobody holds (e.g. an allocation bound to nothing)."""
-        for block in _blocks(value):
-            if self.refs.get(block) == 0:
-                self._free(block)
-
-    # -- functions
-    def call(self, name: str, fn: Any, args: Sequence[Any], shapes: Sequence[Any]) -> Any:
-        """Run ``fn`` on argument values; the result comes back held once (by the
-        return slot, or by a temporary hold the caller drops after binding it)."""
-        frame = Frame(name)
-        for param, value, shape in zip(fn.params, args, shapes, strict=True):
-            bind_shape(frame, param.ty, shape)
-            frame.regs[param] = value
-            self._hold(value)
-        result = self.expr(fn.body, frame)
-        self._hold(result)
-        if self.use_return_slot:
-            self._release(self.slot)
-            self.slot = result
-        for value in frame.regs.values():
-            self._release(value)
-        return result
-
-    def _returned(self, value: Any) -> None:
-        """The caller has bound a call's result: drop the temporary hold."""
-        if not self.use_return_slot:
-            self._release(value)
-
-    # -- expressions
-    def expr(self, expr: Any, frame: Frame) -> Any:
-        from tvm import relax
-
-        if isinstance(expr, relax.SeqExpr):
-            for block in expr.blocks:
-                for binding in block.bindings:
-                    self.binding(binding, frame)
-            return self.expr(expr.body, frame)
-        if isinstance(expr, relax.Var):
-            return frame.regs.get(expr, _EMPTY)
-        if isinstance(expr, relax.Tuple):
-            return tuple(self.expr(f, frame) for f in expr.fields)
-        if isinstance(expr, relax.TupleGetItem):
-            value = self.expr(expr.tuple_value, frame)
-            if isinstance(value, tuple) and 0 <= expr.index < len(value):
-                return value[expr.index]
-            return value
-        if isinstance(expr, relax.If):
-            return self.branch(expr, frame)
-        if isinstance(expr, relax.Call):
-            return self.call_expr(expr, frame)
-        return _EMPTY  # constants, shapes, prim values, strings, functions
-
-    def binding(self, binding: Any, frame: Frame) -> None:
-        from tvm import relax
-
-        value = self.expr(binding.value, frame)
-        if isinstance(binding, relax.MatchCast):
-            bind_shape(frame, binding.ty, concrete_shape(frame, binding.value.ty))
-        var = binding.var
-        old = frame.regs.get(var)
-        frame.regs[var] = value
-        self._hold(value)
-        if old is not None:
-            self._release(old)
-        if isinstance(binding.value, relax.Call) and self._is_relax_call(binding.value):
-            self._returned(value)
-        self._drop_unheld(value)
-        self.run.curve.append(LivePoint(frame.name, var.name, self.live))
-
-    def branch(self, expr: Any, frame: Frame) -> Any:
-        index = len(self.run.choices)
-        taken = self.forced[index] if index < len(self.forced) else True
-        self.run.choices.append(taken)
-        return self.expr(expr.true_branch if taken else expr.false_branch, frame)
-
-    def _is_relax_call(self, call: Any) -> bool:
-        from tvm import relax
-
-        return isinstance(call.op, relax.GlobalVar) and isinstance(
-            self.mod[call.op], relax.Function
-        )
-
-    def call_expr(self, call: Any, frame: Frame) -> Any:
-        from tvm import relax
-
-        role = ops.ROLES.get(ops.op_name(call))
-        if role == ops.STORAGE:
-            return self._new_block(frame.size_of(call.args[0].values[0]))
-        if role == ops.TENSOR:
-            return _blocks(self.expr(call.args[0], frame))
-        if role == ops.BUILTIN_TENSOR:
-            dims = [frame.size_of(d) for d in call.args[0].values]
-            return self._new_block(dtype_bytes(call.args[1].value) * math.prod(dims))
-        if role == ops.KILL:
-            target = call.args[0]
-            if isinstance(target, relax.Var) and target in frame.regs:
-                self._release(frame.regs.pop(target))
-            return _EMPTY
-        if role == ops.NULL:
-            return _EMPTY
-        if isinstance(call.op, relax.GlobalVar):
-            callee = self.mod[call.op]
-            if not isinstance(callee, relax.Function):
-                return _EMPTY  # a PrimFunc writes into its destination arguments
-            args = [self.expr(a, frame) for a in call.args]
-            shapes = [concrete_shape(frame, a.ty) for a in call.args]
-            return self.call(call.op.name_hint, callee, args, shapes)
-        # packed functions, views, other builtins: assume the result shares the
-        # memory of its arguments (reshape, view) and allocates nothing of its own.
-        if isinstance(call.ty, (relax.TensorType, relax.TupleType, relax.AnyType)):
-            return _blocks(tuple(self.expr(a, frame) for a in call.args))
-        return _EMPTY
+    functions = {gv.name_hint for gv, f in mod.functions_items() if isinstance(f, relax.Function)}
+    explain = Explainer(
+        lambda name: machine.index(name) if name in functions else None, has_kills(mod)
+    )
+    at_peak = holders_at(run.lives, run.peak_tick, run.held, explain) if run.peak else ()
+    return at_peak, waste_of(run.lives, explain)
 
 
 @dataclass(frozen=True)
 class _Search:
-    runs: list[_Run]
+    runs: list[Run]
     exhaustive: bool
 
 
@@ -330,15 +179,15 @@ def _explore(mod: Any, func: str, input_shapes: Any, return_slot: bool) -> _Sear
     if not isinstance(entry, relax.Function):
         raise BenchkillError(f"{func!r} is not a Relax function")
     shapes = [None if s is None else [int(d) for d in s] for s in entry_shapes(entry, input_shapes)]
-    runs: list[_Run] = []
+    runs: list[Run] = []
     pending: list[tuple[bool, ...]] = [()]
     while pending:
         if len(runs) == MAX_PATHS:
             return _Search(runs, False)
         forced = pending.pop()
-        machine = _Machine(mod, forced, return_slot)
+        machine = Machine(mod, forced, return_slot)
         # inputs are the caller's: they hold no blocks of the program
-        machine.call(func, entry, [_EMPTY] * len(entry.params), shapes)
+        machine.call(func, entry, [EMPTY] * len(entry.params), shapes)
         run = machine.run
         runs.append(run)
         for k in range(len(forced), len(run.choices)):

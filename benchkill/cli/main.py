@@ -29,6 +29,7 @@ COMMANDS = {
     "plot": "draw figures of results files",
     "report": "write a Markdown report of results files",
     "targets": "print the target figures (pass time ratios, scaling exponents, VM memory)",
+    "memory": "explain a VM run's peak memory per kill variant: holders, waste, trace",
     "generate": "print a generated Relax module (the pass benchmark's input) as TVMScript",
     "apply": "apply a KillAfterLastUse variant to a module file or a generated module",
     "profile": "CPU time per binding of each step of benchkill's pass on a generated module",

@@ -24,6 +24,7 @@ from benchkill.errors import BenchkillError, check_int
 from benchkill.execution.child import run_task, work_dir
 from benchkill.execution.peak import VMEvent
 from benchkill.execution.pipeline import check_kill_variant
+from benchkill.execution.trace import TraceEvent, TraceSummary
 from benchkill.relax.text import module_text
 
 EXEC_MODES = ("bytecode", "compiled")
@@ -44,6 +45,13 @@ class VMResult:
     resident size at each VM call of one run (bytecode mode only; empty in compiled
     mode, which has no instrument hook).  ``stage`` says where a failure happened: "build", "run" or
     "child" (the child process crashed or timed out).
+
+    With ``trace=True``: ``trace`` holds the allocation trace of one more run, built and
+    run in a child of its own (:class:`~benchkill.execution.trace.TraceEvent`: sequence
+    number, kind, object, bytes, the storage it lives in, Relax function and variable),
+    ``trace_summary`` its replayed peaks, the live set at its peak and the waste of each
+    variable (:class:`~benchkill.execution.trace.TraceSummary`), ``trace_error`` why
+    there is no trace when the traced child failed (the measurement is still valid).
     """
 
     ok: bool
@@ -59,6 +67,9 @@ class VMResult:
     outputs: tuple[np.ndarray, ...] = ()
     timeline: tuple[VMEvent, ...] = ()
     stage: str | None = None
+    trace: tuple[TraceEvent, ...] = ()
+    trace_summary: TraceSummary | None = None
+    trace_error: str | None = None
 
 
 def _check_options(exec_mode: str, kill: Any, memory_cfg: str) -> None:
@@ -104,6 +115,7 @@ def measure_vm(
     timeline: bool = True,
     rekill: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
+    trace: bool = False,
 ) -> VMResult:
     """Build ``mod`` for LLVM with the kill variant ``kill``, run ``func``, measure it.
 
@@ -130,11 +142,14 @@ def measure_vm(
         that with ``relax_pipeline="zero"``.
     timeout : float
         Seconds before the child is killed (recorded as an error).
+    trace : bool
+        Also trace the allocations of one run, in a fresh child and build of its own
+        (:mod:`benchkill.execution.trace`), after the measurement succeeded.
 
     Invalid options raise BenchkillError; build and run failures are returned.
     """
     _check_options(exec_mode, kill, memory_cfg)
-    check_int(repeat, "repeat")
+    check_int(repeat, "repeat", low=0)
     check_int(peak_repeat, "peak_repeat")
     check_function(mod, func, "measure_vm")
     specs, arrays = _input_specs(inputs)
@@ -161,6 +176,9 @@ def measure_vm(
         if "n_outputs" in result:
             with np.load(work / "outputs.npz") as saved:
                 outputs = tuple(saved[f"arr_{i}"] for i in range(result["n_outputs"]))
+        traced: dict[str, Any] = {}
+        if trace and result.get("error") is None:
+            traced = _trace(request, work, timeout)
     error = result.get("error")
     peaks = tuple(int(p) for p in result.get("peaks", ()))
     return VMResult(
@@ -174,5 +192,21 @@ def measure_vm(
         outputs=outputs,
         timeline=tuple(VMEvent(*e) for e in result.get("timeline", ())),
         stage=result.get("stage"),
+        **traced,
         **base,
     )
+
+
+def _trace(request: dict[str, Any], work: Any, timeout: float) -> dict[str, Any]:
+    """Run the trace child (task ``trace_task``) on the files of ``work``; the
+    ``trace``, ``trace_summary`` or ``trace_error`` fields of the VMResult."""
+    outcome = run_task("benchkill.execution.vm_task:trace_task", request, work, timeout)
+    result = outcome.result
+    if result is None:
+        return {"trace_error": outcome.failure()}
+    if result.get("error"):
+        return {"trace_error": f"{result['error']} (during {result.get('stage')})"}
+    return {
+        "trace": tuple(TraceEvent(*e) for e in result["events"]),
+        "trace_summary": TraceSummary.from_dict(result["summary"]),
+    }

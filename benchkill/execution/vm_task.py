@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,28 +24,39 @@ from benchkill.execution.peak import VMEvent, peak_of, resident_bytes
 MAX_EVENTS = 20000
 
 
-def _build(request: dict[str, Any], work: Path) -> tuple[Any, float]:
+def _lower(request: dict[str, Any], work: Path) -> tuple[Any, Any]:
+    """The module of ``module.py`` lowered as ``relax.build`` lowers it (its Relax
+    pipeline under the target), and the target: what the VM codegen compiles."""
     import tvm
     from tvm import relax
 
     from benchkill.execution.pipeline import build_pipeline, kill_pass
 
     mod = tvm.script.from_source((work / "module.py").read_text())
-    kill, exec_mode = request["kill"], request["exec_mode"]
-    t0 = time.perf_counter()
+    kill = request["kill"]
+    target = tvm.target.Target("llvm")
     if request["rekill"]:
         # The upstream #20200 scenario: TVM's default pipeline, then the kill pass again
-        # on its output, then a build that lowers nothing more.
-        target = tvm.target.Target("llvm")
+        # on its output, then a build that lowers nothing more ("zero").
         lowered = relax.get_default_pipeline(target)(mod)
         step = kill_pass(kill)
         if step is not None:
             lowered = step(lowered)
-        ex = relax.build(lowered, target=target, relax_pipeline="zero", exec_mode=exec_mode)
+        pipeline = relax.get_pipeline("zero")
     else:
-        pipeline = build_pipeline(kill=kill)
-        ex = relax.build(mod, target="llvm", relax_pipeline=pipeline, exec_mode=exec_mode)
-    return ex, time.perf_counter() - t0
+        lowered, pipeline = mod, build_pipeline(kill=kill)
+    with target:
+        return pipeline(lowered), target
+
+
+def _build(request: dict[str, Any], work: Path) -> tuple[Any, float, Any]:
+    """Lower and build; the executable, the seconds it took, the lowered module."""
+    from tvm import relax
+
+    t0 = time.perf_counter()
+    lowered, target = _lower(request, work)
+    ex = relax.build(lowered, target=target, relax_pipeline=None, exec_mode=request["exec_mode"])
+    return ex, time.perf_counter() - t0, lowered
 
 
 def _inputs(request: dict[str, Any], work: Path) -> list[Any]:
@@ -76,10 +88,26 @@ def _flatten(value: Any, out: list[np.ndarray]) -> None:
 
 
 def _clear_pool() -> None:
+    """Empty the VM allocators' pools, then give glibc's free heap pages back to the
+    system (``malloc_trim``): a buffer below the mmap threshold comes from the heap, and
+    without the trim it could land on pages already resident, which a peak does not see."""
     import tvm
 
     gc.collect()
     tvm.get_global_func("vm.builtin.memory_manager.clear")()
+    _malloc_trim()
+
+
+def _malloc_trim() -> None:
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name)
+        libc.malloc_trim(0)
+    except (OSError, AttributeError, TypeError):  # not glibc: nothing to trim
+        pass
 
 
 def vm_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
@@ -90,7 +118,7 @@ def vm_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
     result: dict[str, Any] = {}
     set_stage(work, "build")
     try:
-        ex, result["build_seconds"] = _build(request, work)
+        ex, result["build_seconds"], _ = _build(request, work)
     except Exception as exc:  # noqa: BLE001 - a failed build is a result
         return {"error": error_text(exc), "stage": "build"}
 
@@ -154,3 +182,86 @@ def vm_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
         n_outputs=len(outputs),
     )
     return result
+
+
+def trace_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
+    """The child's side of ``measure_vm(..., trace=True)``: one traced run.
+
+    The tracer (:mod:`benchkill.execution.trace`) is installed before the module is
+    built and the VM created (compiled code caches each builtin's handle at its first
+    call, so the override must come first: this is a build of its own, in a child of its
+    own, never the one timed).  After a warm-up run that is not recorded, the traced
+    run is on a fresh VM with an empty pool, like the peak runs, and its own VmHWM peak
+    is measured too; then the output and the VM are
+    released, still recording.  The events are attributed to the lowered module
+    (:mod:`benchkill.execution.attribution`) and replayed through the allocator models.
+    """
+    import tvm
+    from tvm import relax
+
+    from benchkill.execution import trace as tracer
+    from benchkill.execution.attribution import attribute
+    from benchkill.execution.replay import replay
+
+    tracer.install()
+    set_stage(work, "build")
+    try:
+        ex, _, lowered = _build(request, work)
+    except Exception as exc:  # noqa: BLE001 - a failed build is a result
+        return {"error": error_text(exc), "stage": "build"}
+    set_stage(work, "run")
+    func, exec_mode = request["func"], request["exec_mode"]
+    args = _inputs(request, work)
+    try:
+        # a warm-up run, not recorded, as before measure_vm's peak runs: first-call
+        # effects (the kernels' workspace pool, ...) stay out of the traced run's peak
+        warm = relax.VirtualMachine(ex, tvm.cpu(), memory_cfg=request["memory_cfg"])
+        out = warm[func](*args)
+        del out, warm
+        _clear_pool()
+        vm = relax.VirtualMachine(ex, tvm.cpu(), memory_cfg=request["memory_cfg"])
+        if exec_mode == "bytecode":
+            names = {
+                gv.name_hint for gv, f in lowered.functions_items() if isinstance(f, relax.Function)
+            }
+            vm.set_instrument(tracer.instrument(names))
+        call = partial(vm[func], *args)
+        tracer.start()
+        out, peak = peak_of(call)
+        tracer.mark("run_end")
+        del out
+        gc.collect()
+        tracer.mark("output_released")
+        del call, vm
+        gc.collect()
+        tracer.mark("vm_released")
+    except Exception as exc:  # noqa: BLE001 - a failed run is a result
+        tracer.stop()
+        return {"error": error_text(exc), "stage": "run"}
+    events, truncated = tracer.stop()
+    set_stage(work, "attribute")
+    replayed = replay(events)
+    found = attribute(lowered, events, func, exec_mode, replayed.live_peak_seq)
+    error = found.error
+    if truncated:
+        error = f"the trace stopped at {tracer.MAX_EVENTS} events"
+    pooled = request["memory_cfg"] == "pooled"
+    return {
+        "events": [tracer.public_event(e) for e in events],
+        "summary": {
+            "live_peak_bytes": replayed.live_peak,
+            "pooled_peak_bytes": replayed.pooled_peak,
+            "naive_peak_bytes": replayed.naive_peak,
+            "predicted_peak_bytes": replayed.pooled_peak if pooled else replayed.naive_peak,
+            "rss_peak_bytes": replayed.rss_peak,
+            "traced_run_peak_bytes": peak,
+            "allocated_bytes": replayed.allocated,
+            "peak_seq": replayed.live_peak_seq,
+            "attributed": found.matched,
+            "program_events": found.program_events,
+            "attribution_error": error,
+            "at_peak": [h.as_dict() for h in found.at_peak],
+            "waste": [w.as_dict() for w in found.waste],
+            "live_curve": [list(p) for p in replayed.curve],
+        },
+    }

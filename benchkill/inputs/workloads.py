@@ -12,6 +12,14 @@ dimensions values, and whether it is the upstream re-kill scenario.
   emits no kill in ``main`` after the ``If``; ``kill="beyond"`` does.
 - :func:`mlp`: a real model written with ``tvm.relax.frontend.nn``: residual MLP blocks
   (LayerNorm, Linear, GELU, Linear) with a symbolic sequence length and random weights.
+- :func:`gpt2`: a GPT-2-style decoder (:func:`benchkill.inputs.models.gpt2`): 12 layers,
+  hidden 768, 12 heads in full, symbolic sequence length, batch 1, random weights, and a
+  4096-word vocabulary instead of GPT-2's 50257 (the tied LM head materializes the
+  transposed embedding on every run: 147 MiB at 50257 words, which would dominate the
+  peak and make a run minutes long; see :mod:`benchkill.inputs.models`).
+- :func:`convnet`: a residual conv net with a symbolic batch
+  (:func:`benchkill.inputs.models.convnet`): activations shrink stage by stage, the
+  opposite memory shape of a transformer.
 - :func:`upstream_rekill`: the module of apache/tvm#20200, to be compiled by TVM's
   default pipeline and killed again (``measure_vm(..., rekill=True)``).
 
@@ -180,6 +188,44 @@ def mlp(seq: int = 2048, dim: int = 64, hidden: int = 256, blocks: int = 2) -> W
     )
 
 
+def gpt2(
+    layers: int = 12, hidden: int = 768, heads: int = 12, vocab: int = 4096, seq: int = 16
+) -> Workload:
+    """A GPT-2-style decoder on a sequence of ``seq`` tokens (entry ``forward``)."""
+    from benchkill.inputs import models
+
+    mod, inputs, weights = models.gpt2(layers, hidden, heads, vocab, seq)
+    return Workload(
+        name=f"gpt2-{layers}x{hidden}-v{vocab}-seq{seq}",
+        mod=mod,
+        inputs=(*inputs, *weights),
+        func="forward",
+        input_shapes={"input_ids": (1, seq), "position_ids": (1, seq)},
+        description=(
+            f"GPT-2-style decoder, {layers} layers, hidden {hidden}, {heads} heads, "
+            f"vocabulary {vocab}, seq={seq}"
+        ),
+    )
+
+
+def convnet(batch: int = 4, size: int = 128, channels: int = 16, stages: int = 3) -> Workload:
+    """A residual conv net on ``batch`` images of ``size`` x ``size`` (entry ``forward``)."""
+    from benchkill.inputs import models
+
+    mod, inputs, weights = models.convnet(batch, size, channels, stages)
+    return Workload(
+        name=f"convnet-{stages}x{channels}-{size}px-batch{batch}",
+        mod=mod,
+        inputs=(*inputs, *weights),
+        func="forward",
+        input_shapes={"x": (batch, 3, size, size)},
+        description=(
+            f"residual conv net, {stages} stages from {channels} channels, "
+            f"{size}x{size} images, batch {batch}"
+        ),
+    )
+
+
 def upstream_rekill() -> Workload:
     """The module of the upstream test: TVM's default pipeline output, killed again."""
     from tvm import relax
@@ -227,6 +273,16 @@ WORKLOADS: dict[str, WorkloadFactory] = {
         mlp,
         {"seq": 2048, "dim": 64, "hidden": 256, "blocks": 2},
         {"seq": 2048, "dim": 32, "hidden": 256, "blocks": 1},
+    ),
+    "gpt2": WorkloadFactory(
+        gpt2,
+        {"layers": 12, "hidden": 768, "heads": 12, "vocab": 4096, "seq": 16},
+        {"layers": 2, "hidden": 128, "heads": 4, "vocab": 4096, "seq": 16},
+    ),
+    "convnet": WorkloadFactory(
+        convnet,
+        {"batch": 4, "size": 128, "channels": 16, "stages": 3},
+        {"batch": 2, "size": 64, "channels": 8, "stages": 2},
     ),
     "upstream_rekill": WorkloadFactory(upstream_rekill, {}, {}),
 }

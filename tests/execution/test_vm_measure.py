@@ -193,8 +193,11 @@ def test_legacy_rekill_compiled_is_an_expected_failure(upstream_records):
 
 def test_fixed_rekill_compiled_builds_and_runs(upstream_records):
     fixed = {r.metric: r for r in upstream_records if r.params["kill"] == "benchkill"}
-    assert set(fixed) == {"vm_build_time", "vm_run_time", "vm_peak_bytes"}
+    assert set(fixed) == {"vm_build_time", "vm_run_time", "vm_peak_bytes", "trace_peak_bytes"}
     assert all(r.status == OK for r in fixed.values())
+    # the failed legacy build has no trace; the fixed one is traced and fully attributed
+    extra = fixed["trace_peak_bytes"].extra
+    assert extra["attributed"] == extra["program_events"] > 0
 
 
 def test_suite_case_records():
@@ -204,7 +207,7 @@ def test_suite_case_records():
     records = vm_suite.run_case(spec)
     by = {(r.params["kill"], r.metric): r for r in records}
     metrics = {"vm_build_time", "vm_run_time", "vm_peak_bytes", "liveness_bound_bytes",
-               "peak_over_bound"}  # fmt: skip
+               "peak_over_bound", "trace_peak_bytes"}  # fmt: skip
     assert set(by) == {(k, m) for k in (None, "tvm") for m in metrics}
     assert all(r.status == OK for r in records), [r.error for r in records]
     peak = by[("tvm", "vm_peak_bytes")]
@@ -213,6 +216,22 @@ def test_suite_case_records():
     assert len(peak.extra["measured_bytes"]) == len(peak.extra["measured_symbols"]) > 0
     assert by[("tvm", "liveness_bound_bytes")].samples == (3 * MiB,)
     assert by[(None, "liveness_bound_bytes")].samples == (4 * MiB,)
+    # who holds the peak, for the figures: from the trace, in both exec modes
+    assert peak.extra["peak_holders_source"] == "trace"
+    holders = peak.extra["peak_holders"]
+    assert sum(h["bytes"] for h in holders) == 3 * MiB
+    assert set(holders[0]) == {"var", "bytes", "defined_at", "last_used_at", "released_at",
+                               "killed_at", "reason"}  # fmt: skip
+    curve = peak.extra["trace_live_bytes"]
+    assert curve[peak.extra["trace_peak_index"]] == max(curve) == 3 * MiB
+    static = peak.extra["static_live_bytes"]
+    assert static[peak.extra["static_peak_index"]] == max(static)
+    none = by[(None, "vm_peak_bytes")].extra
+    assert none["waste_by_function"]["main"] > 0 and none["waste_top"][0]["bindings"] > 0
+    assert by[(None, "liveness_bound_bytes")].extra["at_peak"][0]["bytes"] == MiB
+    trace = by[("tvm", "trace_peak_bytes")]
+    assert trace.samples == (3 * MiB,) and trace.extra["attribution_error"] is None
+    assert abs(trace.extra["trace_over_measured"] - 1) <= 0.05
 
 
 def test_suite_cases_are_unique_and_quick_is_small():
@@ -232,7 +251,7 @@ def test_invalid_options_raise_before_any_child():
     with pytest.raises(BenchkillError, match="unknown kill variant"):
         measure_vm(Crash, x, kill="some")
     with pytest.raises(BenchkillError, match="repeat"):
-        measure_vm(Crash, x, repeat=0)
+        measure_vm(Crash, x, repeat=-1)
     with pytest.raises(BenchkillError, match="peak_repeat"):
         measure_vm(Crash, x, peak_repeat=True)
     with pytest.raises(BenchkillError, match="timeout"):

@@ -71,6 +71,40 @@ def test_mlp_is_an_nn_module_with_symbolic_sequence_and_random_weights():
         np.testing.assert_array_equal(a, b)
 
 
+def test_gpt2_is_a_decoder_with_a_symbolic_sequence_and_tied_head():
+    w = workloads.gpt2(layers=2, hidden=64, heads=4, vocab=512, seq=8)
+    fn = w.mod["forward"]
+    assert w.func == "forward" and w.name == "gpt2-2x64-v512-seq8"
+    ids, pos, *weights = w.inputs
+    assert ids.shape == pos.shape == (1, 8) and ids.dtype == np.int32
+    assert ids.max() < 512 and list(pos[0]) == list(range(8))
+    seq = fn.params[0].ty.shape.values[1]
+    assert isinstance(seq, tvm.tirx.Var) and seq.name == "seq"
+    assert w.input_shapes == {"input_ids": (1, 8), "position_ids": (1, 8)}
+    assert len(w.inputs) == len(fn.params)
+    # embeddings, 2 x (2 LayerNorms, 4 Linears), final LayerNorm; the head is tied
+    assert weights[0].shape == (512, 64) and weights[1].shape == (1024, 64)
+    assert len(weights) == 2 + 2 * 12 + 2
+    text = w.mod.script()
+    assert "R.nn.attention" in text and "R.permute_dims(wte_weight" in text
+    again = workloads.gpt2(layers=2, hidden=64, heads=4, vocab=512, seq=8)
+    for a, b in zip(w.inputs, again.inputs, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_convnet_shrinks_its_activations_stage_by_stage():
+    w = workloads.convnet(batch=2, size=16, channels=4, stages=2)
+    fn = w.mod["forward"]
+    (images, *weights) = w.inputs
+    assert images.shape == (2, 3, 16, 16) and w.input_shapes == {"x": (2, 3, 16, 16)}
+    batch = fn.params[0].ty.shape.values[0]
+    assert isinstance(batch, tvm.tirx.Var)
+    # channels double at each stride-2 convolution: 4 (stem), 8, 16
+    assert {wt.shape[0] for wt in weights if wt.ndim == 4} == {4, 8, 16}
+    assert fn.ret_ty.shape.values[1].value == 10
+    assert "R.nn.conv2d" in w.mod.script() and len(weights) == 2 + 2 * 6 + 2
+
+
 def test_upstream_rekill_is_the_issue_module():
     w = workloads.upstream_rekill()
     assert w.rekill and w.inputs[0].shape == (1, 4)
@@ -84,6 +118,8 @@ def test_upstream_rekill_is_the_issue_module():
         lambda: workloads.layer_chain(2, 0.25, symbolic=True),
         lambda: workloads.if_chain(2, 0.25),
         lambda: workloads.mlp(seq=8, dim=4, hidden=8, blocks=1),
+        lambda: workloads.gpt2(layers=1, hidden=32, heads=2, vocab=64, seq=4),
+        lambda: workloads.convnet(batch=1, size=8, channels=2, stages=1),
         workloads.upstream_rekill,
     ],
 )
@@ -102,6 +138,10 @@ def test_workload_survives_the_tvmscript_round_trip(make):
         (lambda: workloads.layer_chain(3, 1e-9), "no float32 element"),
         (lambda: workloads.if_chain(2, "big"), "MiB"),
         (lambda: workloads.mlp(seq=0), "seq"),
+        (lambda: workloads.gpt2(hidden=100, heads=12), "multiple of heads"),
+        (lambda: workloads.gpt2(seq=2000), "seq must be at most 1,024"),
+        (lambda: workloads.convnet(size=20, stages=3), "multiple of 2\\*\\*stages"),
+        (lambda: workloads.convnet(batch=0), "batch"),
     ],
 )
 def test_bad_sizes_are_rejected(call, message):

@@ -11,7 +11,30 @@ variant's outputs with those of the build without kills.  Records per variant
   after each binding and, in bytecode mode, ``measured_bytes`` after each VM call);
 - ``liveness_bound_bytes`` (bytes; ``extra["pooled_bytes"]`` is what the pooled
   allocator is predicted to hold) and ``peak_over_bound`` (ratio), except for the
-  re-kill scenario, whose module the estimate does not lower.
+  re-kill scenario, whose module the estimate does not lower;
+- ``trace_peak_bytes`` (bytes, one sample): the allocation trace of one more run
+  (``measure_vm(..., trace=True)``, in a build and child of its own) replayed through
+  the model of the allocator the case uses; FAILED when the trace could not be taken.
+
+Who holds the peak, for figures to label it (lists are compact: the largest
+:data:`TOP` entries, sites as text such as ``"main binding 7 (gv6)"``):
+
+- ``vm_peak_bytes.extra``: ``peak_holders``, the live set at the peak, largest first,
+  each ``{"var", "bytes", "defined_at", "last_used_at", "released_at", "killed_at",
+  "reason"}`` (``killed_at`` None: never killed, ``reason`` says why), from the trace
+  when there is one, else from the static model (``peak_holders_source``: "trace" or
+  "static"); ``waste_by_function`` ({function: bytes x bindings held after last use}) and
+  ``waste_top`` (``{"function", "var", "bytes", "bindings", "reason"}``) from the same
+  source; ``static_peak_index``, the index of the peak in ``static_live_bytes``;
+  ``trace_live_bytes`` (live bytes of the traced run after each allocation or release
+  of a buffer, both exec modes) and ``trace_peak_index``, the index of its peak.
+- ``liveness_bound_bytes.extra``: ``at_peak``, ``waste_by_function`` and ``waste_top`` of
+  the static model, in the same form.
+- ``trace_peak_bytes.extra``: ``live_peak_bytes``, ``pooled_peak_bytes``,
+  ``naive_peak_bytes``, ``rss_peak_bytes`` (resident memory sampled at the events),
+  ``traced_run_peak_bytes`` (VmHWM of the traced run), ``trace_over_measured`` (the
+  sample over the median measured peak), ``events``, ``attributed`` of
+  ``program_events`` (recorded calls paired with the IR) and ``attribution_error``.
 
 A variant whose outputs differ from the reference is FAILED; the pre-fix
 ``kill="legacy"`` build of the re-kill scenario in compiled mode is EXPECTED_FAILURE.
@@ -38,11 +61,19 @@ REKILL_KILLS: tuple[str | None, ...] = (None, "legacy", "benchkill", "tvm")
 #: Relative tolerance of the calibration: measured / allocated within 1 +- this.
 CALIBRATION_TOLERANCE = 0.05
 
+#: Case settings of a full run by workload: the full GPT-2 takes ~20 s a run here.
+FULL_SETTINGS: dict[str, dict[str, Any]] = {"gpt2": {"repeat": 1}}
+
+#: How many peak holders and waste entries a record keeps.
+TOP = 10
+
 
 def _spec(
     workload: str, exec_mode: str, memory_cfg: str = "pooled", quick: bool = False
 ) -> CaseSpec:
     params = workloads.WORKLOADS[workload].parameters(quick)
+    if not quick:
+        params.update(FULL_SETTINGS.get(workload, {}))
     return CaseSpec(
         NAME,
         workload,
@@ -59,6 +90,8 @@ def cases(quick: bool) -> list[CaseSpec]:
             *(_spec("chain", m, quick=True) for m in modes),
             _spec("if_chain", "bytecode", quick=True),
             _spec("mlp", "bytecode", quick=True),
+            _spec("gpt2", "compiled", quick=True),
+            _spec("convnet", "bytecode", quick=True),
             _spec("upstream_rekill", "compiled", quick=True),
         ]
     specs = [CaseSpec(NAME, "calibration", {"mib": m}) for m in (64, 256)]
@@ -89,8 +122,10 @@ def measure_workload(
     kills: Sequence[str | None],
     *,
     repeat: int = 5,
+    trace: bool = True,
 ) -> list[Record]:
-    """Records of every kill variant of one workload; ``kills[0]`` is the reference."""
+    """Records of every kill variant of one workload; ``kills[0]`` is the reference;
+    ``trace`` also traces one run of each variant (``trace_peak_bytes``)."""
     from benchkill.execution.estimate import estimate_memory
     from benchkill.execution.vm_measure import measure_vm
 
@@ -112,6 +147,7 @@ def measure_workload(
             repeat=repeat,
             func=workload.func,
             rekill=workload.rekill,
+            trace=trace,
         )
         if not result.ok:
             expected = workload.rekill and kill == "legacy" and exec_mode == "compiled"
@@ -132,6 +168,8 @@ def measure_workload(
                 return_slot=exec_mode == "bytecode",
             )
         records += _variant_records(workload, base, result, estimate, status, error)
+        if trace:
+            records.append(_trace_record(workload, base, result, status, error))
     return records
 
 
@@ -191,11 +229,22 @@ def _variant_records(
         rec("vm_build_time", "s", (result.build_seconds,)),
         rec("vm_run_time", "s", result.seconds),
     ]
+    summary = result.trace_summary
+    if summary is not None:
+        curve = [live for _, live in summary.live_curve]
+        timeline["trace_live_bytes"] = curve
+        timeline["trace_peak_index"] = curve.index(max(curve)) if curve else None
+        timeline.update(_holders(summary.at_peak, summary.waste), peak_holders_source="trace")
     if estimate is None:
         records.append(rec("vm_peak_bytes", "bytes", result.peaks, timeline))
         return records
-    timeline["static_live_bytes"] = [p.live_bytes for p in estimate.curve]
+    static_curve = [p.live_bytes for p in estimate.curve]
+    timeline["static_live_bytes"] = static_curve
     timeline["static_points"] = [f"{p.function}:{p.var}" for p in estimate.curve]
+    timeline["static_peak_index"] = static_curve.index(max(static_curve)) if static_curve else None
+    static = _holders(estimate.at_peak, estimate.waste)
+    if summary is None:
+        timeline.update(static, peak_holders_source="static")
     bound = estimate.liveness_peak_bytes
     records += [
         rec("vm_peak_bytes", "bytes", result.peaks, timeline),
@@ -209,12 +258,78 @@ def _variant_records(
                 "pooled_bytes": estimate.pooled_bytes,
                 "paths": estimate.paths,
                 "exhaustive": estimate.exhaustive,
+                "at_peak": static["peak_holders"],
+                "waste_by_function": static["waste_by_function"],
+                "waste_top": static["waste_top"],
             },
         ),
     ]
     if bound > 0:
         records.append(rec("peak_over_bound", "ratio", [p / bound for p in result.peaks]))
     return records
+
+
+def _site(site: Any) -> str | None:
+    return None if site is None else str(site)
+
+
+def _holders(at_peak: Sequence[Any], waste: Sequence[Any]) -> dict[str, Any]:
+    """The compact ``extra`` form of a live set at the peak and a waste table."""
+    from benchkill.analysis.holders import waste_by_function
+
+    holders = [
+        {
+            "var": h.var,
+            "bytes": h.bytes,
+            "defined_at": _site(h.defined_at),
+            "last_used_at": _site(h.last_used_at),
+            "released_at": _site(h.released_at),
+            "killed_at": _site(h.killed_at),
+            "reason": h.reason,
+        }
+        for h in at_peak[:TOP]
+    ]
+    top = [
+        {"function": w.function, "var": w.var, "bytes": w.bytes, "bindings": w.bindings,
+         "reason": w.reason}
+        for w in waste[:TOP]
+    ]  # fmt: skip
+    return {
+        "peak_holders": holders,
+        "waste_by_function": waste_by_function(waste),
+        "waste_top": top,
+    }
+
+
+def _trace_record(
+    workload: workloads.Workload,
+    params: dict[str, Any],
+    result: Any,
+    status: str,
+    error: str | None,
+) -> Record:
+    """``trace_peak_bytes`` of one variant: the trace's replayed peak (see the docstring)."""
+    summary = result.trace_summary
+    if summary is None:
+        why = result.trace_error or "no trace"
+        return _record(workload, params, "trace_peak_bytes", "bytes", (), FAILED, why)
+    measured = result.peak_bytes
+    extra = {
+        "live_peak_bytes": summary.live_peak_bytes,
+        "pooled_peak_bytes": summary.pooled_peak_bytes,
+        "naive_peak_bytes": summary.naive_peak_bytes,
+        "rss_peak_bytes": summary.rss_peak_bytes,
+        "traced_run_peak_bytes": summary.traced_run_peak_bytes,
+        "trace_over_measured": summary.predicted_peak_bytes / measured if measured else None,
+        "events": len(result.trace),
+        "attributed": summary.attributed,
+        "program_events": summary.program_events,
+        "attribution_error": summary.attribution_error,
+    }
+    if summary.attribution_error is not None and status == OK:
+        status, error = FAILED, f"attribution: {summary.attribution_error}"
+    samples = (summary.predicted_peak_bytes,)
+    return _record(workload, params, "trace_peak_bytes", "bytes", samples, status, error, extra)
 
 
 def _calibration(spec: CaseSpec) -> list[Record]:

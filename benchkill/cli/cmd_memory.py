@@ -1,0 +1,216 @@
+"""``benchkill memory``: who holds the peak, and what each kill variant wastes.
+
+For one module (a TVMScript file, or a registered workload) and each kill variant and
+exec mode: the measured peak of a run (:func:`benchkill.measure_vm`), the allocation
+trace of one more run replayed through the allocator model, the static liveness bound
+(:func:`benchkill.estimate_memory`), the largest holders of the peak (variable, bytes,
+where defined, last used and released, killed or why not) and the waste table (bytes
+held after their last use times the bindings they were held, per function).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from benchkill.errors import BenchkillError
+
+KILLS = ("none", "tvm", "benchkill", "beyond", "legacy")
+MiB = float(1 << 20)
+
+
+def _assignment(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name.strip(), value.strip()
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from benchkill.cli import args as types
+    from benchkill.inputs.workloads import WORKLOADS
+
+    p.description = (
+        "Measure, trace and explain the peak memory of a VM run for each kill variant: "
+        "the peak, its largest holders (killed where, or never killed and why) and the "
+        "bytes each variable holds after its last use.  Each variant is built and run "
+        "in child processes (one measures, one traces).  Exit 1 when a variant fails."
+    )
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("file", nargs="?", help="a high-level Relax module (TVMScript file)")
+    source.add_argument("--workload", choices=list(WORKLOADS), help="a registered workload")
+    p.add_argument(
+        "--full", action="store_true", help="the workload's full size (default: its quick one)"
+    )
+    p.add_argument(
+        "--kill", nargs="+", choices=KILLS, default=["none", "tvm", "benchkill", "beyond"],
+        help="kill variants to compare (none: no kill step)",
+    )  # fmt: skip
+    p.add_argument("--exec-mode", nargs="+", choices=("bytecode", "compiled"), default=["bytecode"])
+    p.add_argument("--memory-cfg", choices=("pooled", "naive"), default="pooled")
+    p.add_argument(
+        "--func", dest="entry", default=None, help="entry function of FILE (default: main)"
+    )
+    p.add_argument(
+        "--set", type=_assignment, action="append", default=[], metavar="NAME=VALUE",
+        help="FILE: a symbolic dimension's or a scalar parameter's value (repeatable)",
+    )  # fmt: skip
+    p.add_argument("--runs", type=types.positive_int, default=1, help="measured peak runs")
+    p.add_argument("--top", type=types.positive_int, default=5, help="holders listed")
+    p.add_argument("--no-trace", action="store_true", help="measure and estimate only")
+
+
+def _subject(args: argparse.Namespace) -> Any:
+    from benchkill.inputs.workloads import Workload, make_workload
+
+    if args.workload:
+        if args.set or args.entry is not None:
+            raise BenchkillError("--set and --func apply to FILE, not to --workload")
+        return make_workload(args.workload, quick=not args.full)
+    from benchkill.inputs.arguments import module_arguments
+    from benchkill.relax.text import read_module
+
+    mod = read_module(args.file)
+    func = args.entry or "main"
+    inputs, shapes, used = module_arguments(mod, func, dict(args.set))
+    note = ", ".join(f"{k}={v}" for k, v in used.items())
+    return Workload(args.file, mod, tuple(inputs), func, shapes, description=note)
+
+
+def _measure(workload: Any, mode: str, kill: str | None, args: argparse.Namespace) -> dict:
+    from benchkill.execution.estimate import estimate_memory
+    from benchkill.execution.vm_measure import measure_vm
+
+    result = measure_vm(
+        workload.mod, list(workload.inputs), exec_mode=mode, kill=kill,
+        memory_cfg=args.memory_cfg, repeat=0, peak_repeat=args.runs, func=workload.func,
+        timeline=False, rekill=workload.rekill, trace=not args.no_trace,
+    )  # fmt: skip
+    estimate = None
+    if result.ok and not workload.rekill:
+        estimate = estimate_memory(
+            workload.mod, workload.input_shapes, kill=kill, func=workload.func,
+            return_slot=mode == "bytecode",
+        )  # fmt: skip
+    return {"result": result, "estimate": estimate}
+
+
+def _mib(value: float | None) -> str:
+    return "-" if value is None else f"{value / MiB:.3f}"
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return "-" if a is None or not b else f"{a / b:.3f}"
+
+
+def _table(rows: list[list[str]], left: int = 1) -> str:
+    """Aligned columns: the first ``left`` columns (and the last, if ``left`` is 0)
+    flush left, the others right."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+
+    def cell(i: int, text: str) -> str:
+        flush_left = i < left if left else i > 0
+        return text.ljust(widths[i]) if flush_left else text.rjust(widths[i])
+
+    return "\n".join("  ".join(cell(i, c) for i, c in enumerate(r)).rstrip() for r in rows)
+
+
+def _summary_rows(cells: dict[str, dict], labels: list[str]) -> list[list[str]]:
+    rows = [["", *labels]]
+
+    def row(name: str, get: Any) -> None:
+        rows.append([name, *(get(cells[k]) for k in labels)])
+
+    def peak(c: dict) -> Any:
+        return c["result"].peak_bytes
+
+    def summ(c: dict, field: str) -> Any:
+        s = c["result"].trace_summary
+        return None if s is None else getattr(s, field)
+
+    def bound(c: dict) -> Any:
+        return None if c["estimate"] is None else c["estimate"].liveness_peak_bytes
+
+    def waste(c: dict) -> str:
+        s = c["result"].trace_summary or c["estimate"]
+        return "-" if s is None else f"{sum(s.waste_by_function.values()) / MiB:.1f}"
+
+    row("measured peak (MiB)", lambda c: _mib(peak(c)) if c["result"].ok else "failed")
+    row("trace, allocator replay", lambda c: _mib(summ(c, "predicted_peak_bytes")))
+    row("trace, live bytes", lambda c: _mib(summ(c, "live_peak_bytes")))
+    row("liveness bound", lambda c: _mib(bound(c)))
+    row("pooled model (static)", lambda c: _mib(c["estimate"] and c["estimate"].pooled_bytes))
+    row("measured / bound", lambda c: _ratio(peak(c), bound(c)))
+    row("replay / measured", lambda c: _ratio(summ(c, "predicted_peak_bytes"), peak(c)))
+    row("waste (MiB x bindings)", waste)
+    row(
+        "attributed calls",
+        lambda c: "-" if summ(c, "attributed") is None
+        else f"{summ(c, 'attributed')}/{summ(c, 'program_events')}",
+    )  # fmt: skip
+    return rows
+
+
+def _holders(cell: dict, top: int) -> tuple[str, list[list[str]]]:
+    summary, estimate = cell["result"].trace_summary, cell["estimate"]
+    source, holders = ("trace", summary.at_peak) if summary else ("static", ())
+    if not holders and estimate is not None:
+        source, holders = "static", estimate.at_peak
+    total = sum(h.bytes for h in holders)
+    head = f"{len(holders)} buffers, {total / MiB:.3f} MiB ({source})"
+    rows = [["MiB", "variable", "defined at", "last used at", "how it ends"]]
+    for h in holders[:top]:
+        last = str(h.last_used_at) if h.last_used_at else "-"
+        rows.append([f"{h.bytes / MiB:.3f}", h.var, str(h.defined_at), last, h.reason])
+    return head, rows
+
+
+def _waste_rows(cells: dict[str, dict], labels: list[str]) -> list[list[str]]:
+    per: dict[str, dict[str, int]] = {}
+    for k in labels:
+        s = cells[k]["result"].trace_summary or cells[k]["estimate"]
+        per[k] = {} if s is None else s.waste_by_function
+    functions = sorted({f for table in per.values() for f in table})
+    rows = [["function", *labels]]
+    for f in functions:
+        rows.append([f, *(f"{per[k].get(f, 0) / MiB:.1f}" for k in labels)])
+    return rows
+
+
+def run(args: argparse.Namespace) -> int:
+    workload = _subject(args)
+    kills = [None if k == "none" else k for k in dict.fromkeys(args.kill)]
+    labels = ["none" if k is None else k for k in kills]
+    failed = False
+    where = f" ({workload.description})" if workload.description else ""
+    print(f"{workload.name}{where}: function {workload.func}, {args.memory_cfg} allocator")
+    for mode in dict.fromkeys(args.exec_mode):
+        cells = {
+            lab: _measure(workload, mode, k, args) for lab, k in zip(labels, kills, strict=True)
+        }
+        print(f"\n{mode}\n" + _table(_summary_rows(cells, labels)))
+        for lab in labels:
+            r = cells[lab]["result"]
+            if not r.ok:
+                failed = True
+                print(f"  kill={lab}: {r.stage} failed: {r.error}")
+            elif r.trace_error:
+                failed = True
+                print(f"  kill={lab}: no trace: {r.trace_error}")
+            elif r.trace_summary and r.trace_summary.attribution_error:
+                print(f"  kill={lab}: attribution stopped: {r.trace_summary.attribution_error}")
+        for lab in labels:
+            if cells[lab]["result"].ok:
+                head, rows = _holders(cells[lab], args.top)
+                print(f"\nat the peak, kill={lab}, {mode}: {head}\n" + _table(rows, left=0))
+        waste = _waste_rows(cells, labels)
+        print(f"\nwaste per function (MiB x bindings held after last use), {mode}")
+        print(_table(waste) if len(waste) > 1 else "  none")
+        for lab in labels:
+            s = cells[lab]["result"].trace_summary or cells[lab]["estimate"]
+            for w in () if s is None else s.waste[: args.top]:
+                print(
+                    f"  kill={lab}: {w.function}.{w.var} {w.bytes / MiB:.3f} MiB x "
+                    f"{w.bindings} bindings: {w.reason}"
+                )
+    return 1 if failed else 0

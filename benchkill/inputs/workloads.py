@@ -12,13 +12,13 @@ dimensions values, and whether it is the upstream re-kill scenario.
   emits no kill in ``main`` after the ``If``; ``kill="beyond"`` does.
 - :func:`mlp`: a real model written with ``tvm.relax.frontend.nn``: residual MLP blocks
   (LayerNorm, Linear, GELU, Linear) with a symbolic sequence length and random weights.
-- :func:`gpt2`: a GPT-2-style decoder (:func:`benchkill.inputs.models.gpt2`): 12 layers,
+- :func:`gpt2`: a GPT-2-style decoder (:func:`benchkill.inputs.networks.gpt2`): 12 layers,
   hidden 768, 12 heads in full, symbolic sequence length, batch 1, random weights, and a
   4096-word vocabulary instead of GPT-2's 50257 (the tied LM head materializes the
   transposed embedding on every run: 147 MiB at 50257 words, which would dominate the
-  peak and make a run minutes long; see :mod:`benchkill.inputs.models`).
+  peak and make a run minutes long; see :mod:`benchkill.inputs.networks`).
 - :func:`convnet`: a residual conv net with a symbolic batch
-  (:func:`benchkill.inputs.models.convnet`): activations shrink stage by stage, the
+  (:func:`benchkill.inputs.networks.convnet`): activations shrink stage by stage, the
   opposite memory shape of a transformer.
 - :func:`upstream_rekill`: the module of apache/tvm#20200, to be compiled by TVM's
   default pipeline and killed again (``measure_vm(..., rekill=True)``).
@@ -192,9 +192,9 @@ def gpt2(
     layers: int = 12, hidden: int = 768, heads: int = 12, vocab: int = 4096, seq: int = 16
 ) -> Workload:
     """A GPT-2-style decoder on a sequence of ``seq`` tokens (entry ``forward``)."""
-    from benchkill.inputs import models
+    from benchkill.inputs import networks
 
-    mod, inputs, weights = models.gpt2(layers, hidden, heads, vocab, seq)
+    mod, inputs, weights = networks.gpt2(layers, hidden, heads, vocab, seq)
     return Workload(
         name=f"gpt2-{layers}x{hidden}-v{vocab}-seq{seq}",
         mod=mod,
@@ -210,9 +210,9 @@ def gpt2(
 
 def convnet(batch: int = 4, size: int = 128, channels: int = 16, stages: int = 3) -> Workload:
     """A residual conv net on ``batch`` images of ``size`` x ``size`` (entry ``forward``)."""
-    from benchkill.inputs import models
+    from benchkill.inputs import networks
 
-    mod, inputs, weights = models.convnet(batch, size, channels, stages)
+    mod, inputs, weights = networks.convnet(batch, size, channels, stages)
     return Workload(
         name=f"convnet-{stages}x{channels}-{size}px-batch{batch}",
         mod=mod,

@@ -285,6 +285,15 @@ MATRIX = [
     ("fuzz: max statements 0", ["fuzz", "--max-statements", "0"], "at least 1"),
     ("fuzz: buildable negative", ["fuzz", "--buildable", "-1"], "at least 0"),
     ("fuzz: buildable text", ["fuzz", "--buildable", "x"], "expected an integer"),
+    # --- memory ------------------------------------------------------------------------
+    ("memory: no input", ["memory"], "one of the arguments file --workload is required"),
+    ("memory: missing", ["memory", "missing.py"], "No such file"),
+    ("memory: empty", ["memory", "empty.py"], "is empty"),
+    ("memory: directory", ["memory", "dir.json"], "Is a directory"),
+    ("memory: unknown workload", ["memory", "--workload", "nosuch"], "invalid choice: 'nosuch'"),
+    ("memory: runs 0", ["memory", "--workload", "chain", "--runs", "0"], "at least 1"),
+    ("memory: top text", ["memory", "--workload", "chain", "--top", "x"], "expected an integer"),
+    ("memory: set without =", ["memory", "--workload", "chain", "--set", "n"], "NAME=VALUE"),
     # --- the command line itself --------------------------------------------------------
     ("unknown command", ["frobnicate"], "invalid choice: 'frobnicate'"),
 ]

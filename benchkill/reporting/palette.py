@@ -15,6 +15,8 @@ from typing import Any
 KILL_ORDER: tuple[str | None, ...] = (None, "tvm", "benchkill", "beyond", "legacy")
 #: Implementations of the pass suite, in their order.
 IMPL_ORDER = ("benchkill", "tvm", "naive")
+#: The pass suite's families, in the order panels and tables show them.
+FAMILY_ORDER = ("chain", "fanout", "planned", "shape_heap", "control", "mixed")
 
 #: Colour of each kill variant and implementation ("none": the build without kills).
 COLOURS = {
@@ -77,6 +79,13 @@ def kill_rank(kill: Any) -> tuple[int, str]:
 def impl_rank(impl: str) -> tuple[int, str]:
     """Sort key: the order of :data:`IMPL_ORDER`, unknown implementations after it."""
     return (IMPL_ORDER.index(impl), "") if impl in IMPL_ORDER else (len(IMPL_ORDER), impl)
+
+
+def family_rank(family: str) -> tuple[int, str]:
+    """Sort key: the order of :data:`FAMILY_ORDER`, other families after it by name."""
+    return (
+        (FAMILY_ORDER.index(family), "") if family in FAMILY_ORDER else (len(FAMILY_ORDER), family)
+    )
 
 
 def mode_rank(mode: tuple[str, str]) -> tuple[int, tuple[str, str]]:

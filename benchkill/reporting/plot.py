@@ -8,9 +8,10 @@ tests and on headless machines.  Every figure is 1000 pixels wide, its panels in
 with one legend, its colours from :mod:`benchkill.reporting.palette`.
 
 The figures (modules): pass time vs bindings and the speedup TVM / benchkill per family
-(:mod:`.plot_pass`); VM peak memory, VM run time and memory timelines per workload
-(:mod:`.plot_vm`); the history of each metric across runs (:mod:`.plot_history`).  Each
-figure function returns :class:`~benchkill.reporting.plot_base.FigureData`: what it drew.
+(:mod:`.plot_pass`); VM peak memory and run time per workload (:mod:`.plot_vm`); memory
+timelines (:mod:`.plot_timeline`); the history of each metric across runs
+(:mod:`.plot_history`).  Each figure function returns
+:class:`~benchkill.reporting.plot_base.FigureData`: what it drew.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from benchkill.errors import BenchkillError
 from benchkill.reporting.plot_base import FigureData, Skip
 from benchkill.reporting.plot_history import history
 from benchkill.reporting.plot_pass import pass_speedup, pass_time_scaling
-from benchkill.reporting.plot_vm import memory_timeline, vm_peak_memory, vm_run_time
+from benchkill.reporting.plot_timeline import memory_timeline
+from benchkill.reporting.plot_vm import vm_peak_memory, vm_run_time
 from benchkill.results.store import Results
 
 __all__ = ["FIGURES", "FigureData", "PlotOutput", "Skip", "plot_results"]

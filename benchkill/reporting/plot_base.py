@@ -49,6 +49,7 @@ class FigureData:
     series: tuple[Series, ...]
     texts: tuple[str, ...] = ()
     paths: tuple[Path, ...] = field(default=(), compare=False)
+    xlabels: tuple[str, ...] = ()  # the tick labels of a shared categorical x axis
 
     def in_panel(self, panel: str, kind: str | None = None) -> list[Series]:
         """The series of one panel (of one kind), in drawing order."""
@@ -149,7 +150,9 @@ def bar_handle(label: str, colour: str, hatch_: str = "") -> Any:
     return Patch(facecolor=colour, edgecolor="#333333", hatch=hatch_, label=label)
 
 
-def line_handle(label: str, colour: str, style: str = "-", marker: str = "", lw: float = 1.8) -> Any:
+def line_handle(
+    label: str, colour: str, style: str = "-", marker: str = "", lw: float = 1.8
+) -> Any:
     from matplotlib.lines import Line2D
 
     return Line2D([], [], color=colour, ls=style, marker=marker, lw=lw, label=label)
@@ -173,19 +176,43 @@ def draw_bars(ax: Any, bars: Sequence[Series], group_gap: float = 0.6) -> list[f
     many = len(bars) > 8
     for x, s in zip(xs, bars, strict=True):
         if s.kind == "note":
-            ax.annotate(s.label, (x, 0), xytext=(0, 3), textcoords="offset points",
-                        rotation=90, ha="center", va="bottom", fontsize=7)  # fmt: skip
+            ax.annotate(
+                s.label,
+                (x, 0),
+                xytext=(0, 3),
+                textcoords="offset points",
+                rotation=90,
+                ha="center",
+                va="bottom",
+                fontsize=7,
+            )
             continue
         err = None
         if s.low:
             err = [[s.y[0] - s.low[0]], [s.high[0] - s.y[0]]]
         ax.bar(
-            [x], s.y, width=0.9, color=s.colour, hatch=s.style, edgecolor="#333333",
-            linewidth=0.5, yerr=err, capsize=2, error_kw={"lw": 0.8},
-        )  # fmt: skip
+            [x],
+            s.y,
+            width=0.9,
+            color=s.colour,
+            hatch=s.style,
+            edgecolor="#333333",
+            linewidth=0.5,
+            yerr=err,
+            capsize=2,
+            error_kw={"lw": 0.8},
+        )
         top = max(s.y[0], s.high[0]) if s.high else s.y[0]
-        ax.annotate(value_text(s.y[0]), (x, top), xytext=(0, 2), textcoords="offset points",
-                    ha="center", va="bottom", fontsize=7, rotation=90 if many else 0)  # fmt: skip
+        ax.annotate(
+            value_text(s.y[0]),
+            (x, top),
+            xytext=(0, 2),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=7,
+            rotation=90 if many else 0,
+        )
     ax.margins(y=0.2)
     if xs:
         ax.set_xlim(min(xs) - 0.7, max(xs) + 0.7)
@@ -213,13 +240,13 @@ def close(a: Series, b: Series, fraction: float = 0.02) -> bool:
     return sum(abs(a.y[i] - b.y[i]) for i in range(n)) / n <= fraction * top
 
 
-def line_widths(lines: Sequence[Series], thinnest: float = 1.2, step: float = 1.4) -> list[float]:
-    """Widths of lines drawn in order: a line is wider by ``step`` for each later line that
-    nearly coincides with it (:func:`close`), so every one shows as a stripe along the
-    lines drawn on top of it; lines on their own keep the thinnest width."""
-    return [
-        thinnest + step * sum(close(a, b) for b in lines[i + 1 :]) for i, a in enumerate(lines)
-    ]
+def line_widths(lines: Sequence[Series], thinnest: float = 1.2, widest: float = 7.0) -> list[float]:
+    """Widths of lines drawn in order: a line is wider for each later line that nearly
+    coincides with it (:func:`close`), so every one shows as a stripe along the lines
+    drawn on top of it; lines on their own keep the thinnest width."""
+    later = [sum(close(a, b) for b in lines[i + 1 :]) for i, a in enumerate(lines)]
+    step = min(1.4, (widest - thinnest) / max(max(later, default=0), 1))
+    return [thinnest + step * n for n in later]
 
 
 def same_lines(lines: Sequence[Series]) -> list[list[Series]]:

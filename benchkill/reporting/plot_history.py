@@ -5,8 +5,8 @@ runs in the order they were started, labelled with their short commit ("q": a qu
 "#2": a second run of one commit).  One panel per family (pass suite) or workload (vm
 suite); one line per implementation or kill variant in the palette's colours (exec mode
 and allocator as line style): the geometric mean over the panel's cases (the sizes of a
-family) of median / the case's median in its first run, with the range over the cases
-shaded.  1 is no change.
+family) of median / the case's median in its first run (1: no change), with the range
+over the cases shaded; memory (bytes) as the medians themselves, in MiB.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from benchkill.bench.model import OK, params_text
+from benchkill.bench.model import OK, canonical_unit, params_text
 from benchkill.reporting import palette
 from benchkill.reporting.plot_base import (
     REFERENCE,
@@ -28,6 +29,7 @@ from benchkill.reporting.plot_base import (
     grid,
     legend,
     line_handle,
+    mib,
     save,
     slug,
 )
@@ -67,13 +69,27 @@ def _panel_variant(r: ResultRecord) -> tuple[str, str, str, str, tuple[Any, ...]
         kill = palette.kill_name(p["kill"])
         label = f"{palette.KILL_LABELS.get(kill, kill)}, {palette.mode_label(mode)}"
         key = (1, palette.mode_rank(mode), palette.kill_rank(kill))
-        return str(p.get("workload", r.name)), label, palette.colour(kill), palette.linestyle(mode), key
+        return (
+            str(p.get("workload", r.name)),
+            label,
+            palette.colour(kill),
+            palette.linestyle(mode),
+            key,
+        )
     return r.name, params_text(p) or r.name, palette.OTHER_COLOUR, "-", (2, params_text(p))
 
 
-def history_series(runs: Sequence[Results]) -> dict[tuple[str, str], list[Series]]:
-    """(suite, metric) -> its lines (x: run index, y: geometric mean of the relative
-    medians, low/high: their range over the panel's cases), in drawing order."""
+def _line_order(line: tuple[Any, ...], first_seen: dict[str, int]) -> tuple[Any, ...]:
+    """Panels in the suite's order (families by the palette), lines by their rank."""
+    panel = line[0]
+    family = palette.family_rank(panel) if panel in palette.FAMILY_ORDER else (99, "")
+    return (family, first_seen[panel], line[1])
+
+
+def history_series(runs: Sequence[Results]) -> dict[tuple[str, str, bool], list[Series]]:
+    """(suite, metric, absolute) -> its lines in drawing order.  x: run index; y: the
+    geometric mean over the line's cases of median / the case's first median, or for
+    bytes (``absolute``) of the medians in MiB; low/high: their range over the cases."""
     firsts: dict[tuple[Any, ...], float] = {}
     counts: dict[tuple[Any, ...], int] = defaultdict(int)
     for run in runs:
@@ -95,11 +111,14 @@ def history_series(runs: Sequence[Results]) -> dict[tuple[str, str], list[Series
             panel, label, colour, style, rank = _panel_variant(r)
             line = (panel, rank, label)
             styles[line] = (colour, style)
-            points[(r.suite, r.metric)][line][index].append(r.summary.median / first)
+            absolute = canonical_unit(r.unit) == "bytes"
+            value = mib(r.summary.median) if absolute else r.summary.median / first
+            points[(r.suite, r.metric, absolute)][line][index].append(value)
     out = {}
     for figure, lines in sorted(points.items()):
         series = []
-        for line in sorted(lines, key=lambda k: (k[0], k[1])):
+        first_seen = {panel: i for i, panel in enumerate(dict.fromkeys(k[0] for k in lines))}
+        for line in sorted(lines, key=lambda k, seen=first_seen: _line_order(k, seen)):
             panel, _, label = line
             by_run = sorted(lines[line].items())
             colour, style = styles[line]
@@ -124,10 +143,14 @@ def history(runs: Sequence[Results], out_dir: Path) -> list[FigureData]:
     """Each metric's medians across the runs, relative to each case's first run."""
     if len(runs) < 2:
         raise Skip("history needs two or more results files")
-    labels = run_labels(runs)
-    step = max(1, -(-len(runs) // MAX_TICKS))
     figures = []
-    for (suite, metric), series in history_series(runs).items():
+    for (suite, metric, absolute), by_index in history_series(runs).items():
+        # the x axis: only the runs that measured this metric, in order
+        used = sorted({x for s in by_index for x in s.x})
+        position = {index: i for i, index in enumerate(used)}
+        labels = run_labels([runs[i] for i in used])
+        series = [replace(s, x=tuple(position[x] for x in s.x)) for s in by_index]
+        step = max(1, -(-len(used) // MAX_TICKS))
         panels = list(dict.fromkeys(s.panel for s in series))
         fig, axes = grid(len(panels), panel_height=2.6)
         handles = {}
@@ -138,18 +161,24 @@ def history(runs: Sequence[Results], out_dir: Path) -> list[FigureData]:
                 if s.high != s.low:
                     ax.fill_between(s.x, s.low, s.high, color=s.colour, alpha=0.12, lw=0)
                 handles.setdefault(s.label, line_handle(s.label, s.colour, s.style or "-"))
-            ax.axhline(1.0, color=REFERENCE, lw=0.6)
-            ticks = list(range(0, len(runs), step))
+            if not absolute:
+                ax.axhline(1.0, color=REFERENCE, lw=0.6)
+            ticks = list(range(0, len(used), step))
             ax.set_xticks(ticks, [labels[i] for i in ticks], rotation=45, ha="right", fontsize=7)
-            ax.set_xlim(-0.3, len(runs) - 0.7)
+            ax.set_xlim(-0.3, len(used) - 0.7)
             ax.set_title(panel, fontsize="medium")
-            ax.set_ylabel("relative to first run", fontsize="small")
+            ax.set_ylabel("MiB" if absolute else "relative to first run", fontsize="small")
             ax.tick_params(axis="y", labelsize=8)
-        title = f"History of {suite} {metric}: median / the case's first run (commit order)"
+        what = "median (MiB)" if absolute else "median / the case's first run"
+        title = f"History of {suite} {metric}: {what}, runs in commit order"
         legend(fig, list(handles.values()), title, ncols=4)
         stem = f"history_{slug(suite)}_{slug(metric)}"
         paths = save(fig, out_dir, stem)
-        figures.append(FigureData(stem, title, tuple(panels), tuple(series), paths=paths))
+        figures.append(
+            FigureData(
+                stem, title, tuple(panels), tuple(series), paths=paths, xlabels=tuple(labels)
+            )
+        )
     if not figures:
         raise Skip("no benchmark appears in two or more runs")
     return figures

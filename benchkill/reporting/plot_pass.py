@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchkill.reporting import palette
+from benchkill.reporting.headline import speedups
 from benchkill.reporting.plot_base import (
     REFERENCE,
     FigureData,
@@ -32,13 +33,6 @@ from benchkill.reporting.plot_base import (
 from benchkill.results.store import ResultRecord, Results
 from benchkill.stats import loglog_slope
 
-#: The pass suite's families, in the order panels show them (others follow by name).
-FAMILY_ORDER = ("chain", "fanout", "planned", "shape_heap", "control", "mixed")
-
-
-def _family_rank(family: str) -> tuple[int, str]:
-    return (FAMILY_ORDER.index(family), "") if family in FAMILY_ORDER else (99, family)
-
 
 def _bindings(r: ResultRecord) -> float:
     """The module's real size when the suite measured it, else the nominal one."""
@@ -51,7 +45,9 @@ def scaling_series(records: Sequence[ResultRecord]) -> list[Series]:
     for r in records:
         by[(str(r.params.get("family", "all")), str(r.params["impl"]))].append(r)
     out = []
-    for family, impl in sorted(by, key=lambda k: (_family_rank(k[0]), palette.impl_rank(k[1]))):
+    for family, impl in sorted(
+        by, key=lambda k: (palette.family_rank(k[0]), palette.impl_rank(k[1]))
+    ):
         recs = sorted(by[(family, impl)], key=_bindings)
         out.append(
             Series(
@@ -95,9 +91,14 @@ def pass_time_scaling(runs: Sequence[Results], out_dir: Path) -> list[FigureData
                 slopes.append((s, slope))
         for i, (s, slope) in enumerate(slopes):
             ax.text(
-                0.03, 0.95 - 0.1 * i, f"{s.label}: slope {slope:.2f}", color=s.colour,
-                transform=ax.transAxes, fontsize=8, va="top",
-            )  # fmt: skip
+                0.03,
+                0.95 - 0.1 * i,
+                f"{s.label}: slope {slope:.2f}",
+                color=s.colour,
+                transform=ax.transAxes,
+                fontsize=8,
+                va="top",
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(f"family {panel}", fontsize="medium")
@@ -112,35 +113,18 @@ def pass_time_scaling(runs: Sequence[Results], out_dir: Path) -> list[FigureData
 
 def speedup_series(run: Results) -> list[Series]:
     """Per family: TVM / benchkill per size (the interleaved ratio's median and IQR)."""
-    points: dict[str, list[tuple[float, float, float, float]]] = defaultdict(list)
-    for r in ok_records(run, "speedup_vs_tvm", ("family", "bindings")):
-        s = r.summary
-        points[str(r.params["family"])].append((float(r.params["bindings"]), s.median, s.q1, s.q3))
-    if not points:  # older runs: the ratio of the medians
-        times = {
-            (str(r.params.get("family", "all")), float(r.params["bindings"]), r.params["impl"]): r
-            for r in ok_records(run, "pass_time", ("impl", "bindings"))
-        }
-        for (family, n, impl), r in times.items():
-            tvm = times.get((family, n, "tvm"))
-            if impl == "benchkill" and tvm is not None and r.summary.median > 0:
-                ratio = tvm.summary.median / r.summary.median
-                points[family].append((n, ratio, ratio, ratio))
-    out = []
-    for family in sorted(points, key=_family_rank):
-        pts = sorted(points[family])
-        out.append(
-            Series(
-                panel=family,
-                label="TVM / benchkill",
-                colour=palette.colour("benchkill"),
-                x=tuple(short_number(p[0]) for p in pts),
-                y=tuple(p[1] for p in pts),
-                low=tuple(p[2] for p in pts),
-                high=tuple(p[3] for p in pts),
-            )
+    return [
+        Series(
+            panel=family,
+            label="TVM / benchkill",
+            colour=palette.colour("benchkill"),
+            x=tuple(short_number(p.bindings) for p in points),
+            y=tuple(p.median for p in points),
+            low=tuple(p.q1 for p in points),
+            high=tuple(p.q3 for p in points),
         )
-    return out
+        for family, points in speedups(run.records).items()
+    ]
 
 
 def pass_speedup(runs: Sequence[Results], out_dir: Path) -> list[FigureData]:

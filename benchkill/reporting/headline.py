@@ -197,6 +197,47 @@ def met_counts(results: Sequence[TargetResult]) -> tuple[int, int, int]:
     )
 
 
-def speedup_line(points: Sequence[Speedup]) -> str:
-    """``2.35x at 1k, 2.45x at 3k``."""
-    return ", ".join(f"{p.median:.2f}x at {p.bindings / 1000:g}k" for p in points)
+def _memory_lines(rows: Sequence[MemoryRow]) -> list[str]:
+    """Per workload: no kills / benchkill's kills in each exec mode (and beyond's where
+    it saves more)."""
+    lines = []
+    for workload in dict.fromkeys(r.workload for r in rows):
+        parts = []
+        for row in (r for r in rows if r.workload == workload):
+            mode = palette.mode_label((row.exec_mode, row.memory_cfg))
+            ratio, beyond = row.ratio(), row.ratio("beyond")
+            if not row.resolved:
+                parts.append(f"{mode}: peaks below 1 MiB")
+            elif ratio:
+                extra = f" (beyond {beyond:.2f}x)" if beyond and beyond > ratio * 1.05 else ""
+                parts.append(f"{mode}: {ratio:.2f}x{extra}")
+        lines.append(f"  {workload}: " + ", ".join(parts))
+    return lines
+
+
+def summary_lines(records: Sequence[Any]) -> list[str]:
+    """The headline in a few lines of text (``benchkill run``'s closing summary)."""
+    lines = []
+    table = speedups(records)
+    if table:
+        lines.append("pass time, TVM / benchkill (above 1: benchkill is faster):")
+        for family, points in table.items():
+            sizes = ", ".join(f"{p.bindings / 1000:g}k: {p.median:.2f}x" for p in points)
+            lines.append(f"  {family}: {sizes}")
+    rows = memory_saved(records)
+    if rows:
+        lines.append("VM peak memory, no kills / benchkill's kills:")
+        lines += _memory_lines(rows)
+    results = target_results(records)
+    met_, not_met, missing = met_counts(results)
+    if met_ or not_met:
+        text = f"targets: {met_} met, {not_met} not met"
+        if missing:
+            text += f", {missing} not measured by this run"
+        lines.append(text)
+        lines += [
+            f"  not met: {t.figure}: {t.value:.3g}, wanted {t.target}"
+            for t in results
+            if t.met is False
+        ]
+    return lines

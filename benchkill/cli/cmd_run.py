@@ -23,7 +23,7 @@ SUITE_GUIDE = {
     "pass": {
         "what": "time of benchkill's pass, TVM's C++ pass and a naive port",
         "quick_cases": 4,
-        "quick_time": "about 1 min",
+        "quick_time": "about 20 s",
         "full_cases": 42,
         "full_what": "6 families x 7 sizes, 1k-600k bindings",
         "full_time": "about 72 min",
@@ -31,7 +31,7 @@ SUITE_GUIDE = {
     "vm": {
         "what": "peak memory and run time of each kill variant on the Relax VM",
         "quick_cases": 6,
-        "quick_time": "about 1 min",
+        "quick_time": "about 70 s",
         "full_cases": 13,
         "full_what": "5 workloads x 2 exec modes, calibration, naive allocator",
         "full_time": "about 5 min",
@@ -200,21 +200,22 @@ def run(args: argparse.Namespace) -> int:
 BASELINE_GLOB = "results/baseline-*/*.json"
 
 
+def _shares_a_suite(candidate: Path, results: Results) -> bool:
+    try:
+        suites = load(candidate).settings.suites
+    except BenchkillError:
+        return False  # not a benchkill results file
+    return bool(set(suites) & set(results.settings.suites))
+
+
 def _others(path: Path, results: Results) -> list[Path]:
-    """Results files to compare with: the newest earlier run in the same directory, else
-    the committed baseline files of the same suites."""
-    earlier = sorted(p for p in path.parent.glob("*.json") if p.name < path.name and p != path)
-    if earlier:
-        return earlier[-1:]
-    baseline = []
-    for candidate in sorted(Path().glob(BASELINE_GLOB)):
-        try:
-            suites = load(candidate).settings.suites
-        except BenchkillError:
-            continue
-        if set(suites) & set(results.settings.suites):
-            baseline.append(candidate)
-    return baseline
+    """Results files to compare with: the newest earlier run of a common suite in the
+    same directory, else the committed baseline files of the same suites."""
+    earlier = sorted((p for p in path.parent.glob("*.json") if p.name < path.name), reverse=True)
+    for candidate in earlier:
+        if _shares_a_suite(candidate, results):
+            return [candidate]
+    return [p for p in sorted(Path().glob(BASELINE_GLOB)) if _shares_a_suite(p, results)]
 
 
 def run_summary(results: Results, path: Path) -> str:
@@ -228,7 +229,7 @@ def run_summary(results: Results, path: Path) -> str:
         f"wrote {path} ({len(results.cases)} cases, {len(results.records)} records; "
         f"the cases took {clock_text(seconds)})"
     ]
-    lines += summary_lines(results.records)
+    lines += summary_lines(results.records, results.settings.quick)
     failed = failed_records(results.records)
     expected = [r for r in results.records if r.status == EXPECTED_FAILURE]
     lines.append(
@@ -238,9 +239,13 @@ def run_summary(results: Results, path: Path) -> str:
     )
     lines += [
         "next:",
-        f"  benchkill report {path} --out report.md   # headline, comparison, figures, tables",
-        f"  benchkill plot {path} --out figures        # the figures alone (PNG and SVG)",
+        "  # the headline, the comparison, the figures and every table, in Markdown:",
+        f"  benchkill report {path} --out report.md",
+        "  # the figures alone (PNG and SVG):",
+        f"  benchkill plot {path} --out figures",
     ]
-    for other in _others(path, results):
-        lines.append(f"  benchkill compare {other} {path}   # what changed; exit 1 on a regression")
+    others = _others(path, results)
+    if others:
+        lines.append("  # what changed since the run before (exit 1 on a regression):")
+    lines += [f"  benchkill compare {other} {path}" for other in others]
     return "\n".join(lines)

@@ -132,18 +132,18 @@ def _memory_section(path: Path, run: Results) -> list[str]:
 _MET = {True: "met", False: "**not met**", None: "not measured"}
 
 
-def _targets_section(records: Sequence[object]) -> list[str]:
-    results = target_results(records)
+def _targets_section(records: Sequence[object], quick: bool) -> list[str]:
+    results = target_results(records, quick)
     measured = [t for t in results if t.value is not None]
     if not measured:
         return []
     met, not_met, missing = met_counts(results)
-    rows = [(t.figure, f"{t.value:.3f}", t.target, _MET[t.met]) for t in measured]
+    rows = [(t.figure, f"{t.value:.3f}", t.target, t.note or _MET[t.met]) for t in measured]
     lines = [
         "### Targets",
         "",
         f"{met} met, {not_met} not met"
-        + (f", {missing} not measured by these runs (e.g. sizes of a full run)" if missing else "")
+        + (f", {missing} not measured or not judged (sizes of a full run)" if missing else "")
         + ".",
         "",
         *_table(("target", "measured", "wanted", "result"), rows),
@@ -154,13 +154,15 @@ def _targets_section(records: Sequence[object]) -> list[str]:
 def _headline(runs: Sequence[Run]) -> list[str]:
     lines = ["## Headline", ""]
     records: list[object] = []
+    quick = False
     for suite, section in (("pass", _speedup_section), ("vm", _memory_section)):
         having = _newest_of(runs, suite)
         if having:
             path, run = having[-1]
             lines += section(path, run)
             records += [r for r in run.records if r.suite == suite]
-    lines += _targets_section(records)
+            quick = quick or (suite == "vm" and run.settings.quick)
+    lines += _targets_section(records, quick)
     if len(lines) == 2:
         lines += ["No pass or vm records to summarize; the details below list every record.", ""]
     return lines

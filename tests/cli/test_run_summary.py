@@ -2,8 +2,8 @@
 
 from benchkill.bench.model import EXPECTED_FAILURE
 from benchkill.cli.cmd_run import run_summary
-from benchkill.results.store import CaseRun
-from tests.conftest import make_record, make_results, vm_records
+from benchkill.results.store import CaseRun, save
+from tests.conftest import MiB, make_record, make_results, vm_records, write_results
 
 
 def results_with(records):
@@ -22,7 +22,9 @@ def test_summary_gives_headline_failures_and_next_commands(tmp_path):
         params={"workload": "rekill", "exec_mode": "compiled", "kill": "legacy"},
     )
     previous = tmp_path / "20250101T000000Z-abc1234.json"
-    previous.write_text("{}")
+    save(make_results(vm_records(("mlp",)), suites=("vm",)), previous)
+    write_results(tmp_path / "20250101T060000Z-abc1234.json")  # a later run, suite pass only
+    (tmp_path / "20250101T120000Z-notresults.json").write_text("{}")  # not a results file
     path = tmp_path / "20250102T000000Z-abc1234.json"
     text = run_summary(results_with(vm_records(("mlp",)) + [expected]), path)
     lines = text.splitlines()
@@ -30,8 +32,25 @@ def test_summary_gives_headline_failures_and_next_commands(tmp_path):
     assert "VM peak memory, no kills / benchkill's kills:" in lines
     assert "  mlp: bytecode: 2.00x, compiled: 2.00x" in lines
     assert "failures: 0 unexpected, 1 expected (known TVM bugs, recorded as such)" in lines
-    assert lines[lines.index("next:") + 1].startswith(f"  benchkill report {path} --out report.md")
-    assert any(line.startswith(f"  benchkill compare {previous} {path}") for line in lines)
+    assert lines[lines.index("next:") + 2] == f"  benchkill report {path} --out report.md"
+    assert lines[-1] == f"  benchkill compare {previous} {path}"
+
+
+def test_quick_runs_do_not_judge_size_dependent_targets(tmp_path):
+    def chain(kill, peak, metric="vm_peak_bytes"):
+        params = {"workload": "chain-8x4MiB", "exec_mode": "bytecode", "memory_cfg": "pooled"}
+        params["kill"] = kill
+        return make_record([peak] * 3, metric, "bytes", suite="vm", name="chain", params=params)
+
+    records = [chain(None, 30 * MiB), chain("benchkill", 10 * MiB)]
+    records.append(chain("benchkill", 10 * MiB, "liveness_bound_bytes"))
+    quick = run_summary(results_with(records), tmp_path / "q.json")
+    assert "targets: 1 met, 0 not met, 5 not measured or not judged" in quick
+    full = results_with(records)
+    full = type(full)(
+        full.machine, type(full.settings)(("vm",), False, (), "x"), full.cases, full.records
+    )
+    assert "targets: 1 met, 1 not met" in run_summary(full, tmp_path / "f.json")
 
 
 def test_summary_without_an_earlier_run_suggests_no_unrelated_compare(tmp_path, monkeypatch):

@@ -6,14 +6,14 @@ runs in the order they were started, labelled with their short commit ("q": a qu
 suite); one line per implementation or kill variant in the palette's colours (exec mode
 and allocator as line style): the geometric mean over the panel's cases (the sizes of a
 family) of median / the case's median in its first run (1: no change), with the range
-over the cases shaded; memory (bytes) as the medians themselves, in MiB.
+over the cases shaded; memory (in MiB) and ratios (the speedup) as the medians themselves.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,12 @@ from benchkill.reporting.plot_base import (
 )
 from benchkill.results.store import ResultRecord, Results
 
+#: Units drawn as values (axis label, conversion), not relative to the first run: memory
+#: and ratios such as the speedup mean more as they are.
+ABSOLUTE: dict[str, tuple[str, Callable[[float], float]]] = {
+    "bytes": ("MiB", mib),
+    "ratio": ("ratio", float),
+}
 #: Most x tick labels shown; with more runs every k-th is labelled.
 MAX_TICKS = 12
 #: The metrics of benchkill's own suites that get a history (others: secondary figures
@@ -63,6 +69,8 @@ def _panel_variant(r: ResultRecord) -> tuple[str, str, str, str, tuple[Any, ...]
         impl = str(p["impl"])
         panel = str(p.get("family", r.name))
         label = palette.IMPL_LABELS.get(impl, impl)
+        if r.metric == "speedup_vs_tvm":
+            label = "TVM / benchkill"
         return panel, label, palette.colour(impl), "-", (0, palette.impl_rank(impl))
     if "kill" in p and "exec_mode" in p:
         mode = (str(p["exec_mode"]), str(p.get("memory_cfg", "pooled")))
@@ -86,10 +94,11 @@ def _line_order(line: tuple[Any, ...], first_seen: dict[str, int]) -> tuple[Any,
     return (family, first_seen[panel], line[1])
 
 
-def history_series(runs: Sequence[Results]) -> dict[tuple[str, str, bool], list[Series]]:
-    """(suite, metric, absolute) -> its lines in drawing order.  x: run index; y: the
-    geometric mean over the line's cases of median / the case's first median, or for
-    bytes (``absolute``) of the medians in MiB; low/high: their range over the cases."""
+def history_series(runs: Sequence[Results]) -> dict[tuple[str, str, str], list[Series]]:
+    """(suite, metric, unit) -> its lines in drawing order.  x: run index; y: the
+    geometric mean over the line's cases of median / the case's first median (unit
+    ""), or for the units of :data:`ABSOLUTE` of the medians themselves; low/high: their
+    range over the cases."""
     firsts: dict[tuple[Any, ...], float] = {}
     counts: dict[tuple[Any, ...], int] = defaultdict(int)
     for run in runs:
@@ -111,9 +120,10 @@ def history_series(runs: Sequence[Results]) -> dict[tuple[str, str, bool], list[
             panel, label, colour, style, rank = _panel_variant(r)
             line = (panel, rank, label)
             styles[line] = (colour, style)
-            absolute = canonical_unit(r.unit) == "bytes"
-            value = mib(r.summary.median) if absolute else r.summary.median / first
-            points[(r.suite, r.metric, absolute)][line][index].append(value)
+            unit = canonical_unit(r.unit)
+            absolute = ABSOLUTE.get(unit)
+            value = absolute[1](r.summary.median) if absolute else r.summary.median / first
+            points[(r.suite, r.metric, unit if absolute else "")][line][index].append(value)
     out = {}
     for figure, lines in sorted(points.items()):
         series = []
@@ -144,7 +154,8 @@ def history(runs: Sequence[Results], out_dir: Path) -> list[FigureData]:
     if len(runs) < 2:
         raise Skip("history needs two or more results files")
     figures = []
-    for (suite, metric, absolute), by_index in history_series(runs).items():
+    for (suite, metric, unit), by_index in history_series(runs).items():
+        absolute = ABSOLUTE.get(unit)
         # the x axis: only the runs that measured this metric, in order
         used = sorted({x for s in by_index for x in s.x})
         position = {index: i for i, index in enumerate(used)}
@@ -167,9 +178,9 @@ def history(runs: Sequence[Results], out_dir: Path) -> list[FigureData]:
             ax.set_xticks(ticks, [labels[i] for i in ticks], rotation=45, ha="right", fontsize=7)
             ax.set_xlim(-0.3, len(used) - 0.7)
             ax.set_title(panel, fontsize="medium")
-            ax.set_ylabel("MiB" if absolute else "relative to first run", fontsize="small")
+            ax.set_ylabel(absolute[0] if absolute else "relative to first run", fontsize="small")
             ax.tick_params(axis="y", labelsize=8)
-        what = "median (MiB)" if absolute else "median / the case's first run"
+        what = f"median ({absolute[0]})" if absolute else "median / the case's first run"
         title = f"History of {suite} {metric}: {what}, runs in commit order"
         legend(fig, list(handles.values()), title, ncols=4)
         stem = f"history_{slug(suite)}_{slug(metric)}"

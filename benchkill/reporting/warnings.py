@@ -10,28 +10,41 @@ table.  A check is a function of (base, new) in :data:`CHECKS`; add one there.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from benchkill.bench.model import Machine
 from benchkill.results.store import Results
 
+#: Machine fields that name a different machine; memory counts only beyond
+#: :data:`MEMORY_TOLERANCE` (a virtual machine's visible memory moves by a few hundred KiB).
+MACHINE_FIELDS = ("name", "hostname", "cpu_model", "cores", "memory_bytes")
+MEMORY_TOLERANCE = 0.02
 
-def _machine_text(m: Machine) -> str:
-    memory = f"{m.memory_bytes / 2**30:.0f} GiB" if m.memory_bytes else "? memory"
-    return f"{m.name!r} ({m.cpu_model or 'unknown CPU'}, {m.cores or '?'} cores, {memory})"
+
+def _differs(field: str, a: object, b: object) -> bool:
+    if a is None or b is None:
+        return False
+    if field == "memory_bytes":
+        return abs(float(a) - float(b)) > MEMORY_TOLERANCE * max(float(a), float(b))
+    return a != b
+
+
+def _value(field: str, value: object) -> str:
+    if field == "memory_bytes" and isinstance(value, int):
+        return f"{value / 2**30:.1f} GiB"
+    return repr(value) if isinstance(value, str) else str(value)
 
 
 def different_machine(base: Results, new: Results) -> str | None:
     """The runs come from machines that differ in name, host, CPU, cores or memory."""
-    fields = ("name", "hostname", "cpu_model", "cores", "memory_bytes")
     a, b = base.machine, new.machine
-    differ = [f for f in fields if getattr(a, f) is not None and getattr(b, f) is not None]
-    if not any(getattr(a, f) != getattr(b, f) for f in differ):
+    fields = [f for f in MACHINE_FIELDS if _differs(f, getattr(a, f), getattr(b, f))]
+    if not fields:
         return None
-    return (
-        f"different machines: base {_machine_text(a)}, new {_machine_text(b)}; "
-        "times and peaks of two machines do not compare"
+    changes = ", ".join(
+        f"{f.replace('_bytes', '')} {_value(f, getattr(a, f))} -> {_value(f, getattr(b, f))}"
+        for f in fields
     )
+    return f"different machines ({changes}): their times and peaks do not compare"
 
 
 def quick_vs_full(base: Results, new: Results) -> str | None:
@@ -41,7 +54,7 @@ def quick_vs_full(base: Results, new: Results) -> str | None:
     kind = {True: "quick", False: "full"}
     return (
         f"a {kind[base.settings.quick]} run (base) against a {kind[new.settings.quick]} run "
-        "(new): sizes and repeats differ; only the cases both ran are compared"
+        "(new): sizes and repeats differ; the cases only one ran are listed as missing"
     )
 
 
@@ -89,8 +102,9 @@ def same_code(base: Results, new: Results) -> str | None:
     )
 
 
+Check = Callable[[Results, Results], "str | None"]
 #: The checks, in the order their warnings are printed.
-CHECKS: tuple[Callable[[Results, Results], str | None], ...] = (
+CHECKS: tuple[Check, ...] = (
     different_machine,
     quick_vs_full,
     software,
@@ -100,6 +114,6 @@ CHECKS: tuple[Callable[[Results, Results], str | None], ...] = (
 )
 
 
-def comparison_warnings(base: Results, new: Results) -> list[str]:
+def comparison_warnings(base: Results, new: Results, checks: Sequence[Check] = CHECKS) -> list[str]:
     """One line per reason the comparison of ``base`` with ``new`` may mislead."""
-    return [text for check in CHECKS if (text := check(base, new))]
+    return [text for check in checks if (text := check(base, new))]

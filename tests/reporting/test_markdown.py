@@ -92,11 +92,10 @@ def test_report_warns_when_runs_do_not_compare(tmp_path):
     write_report([(tmp_path / "a.json", base), (tmp_path / "b.json", new)], out)
     warnings = [line for line in out.read_text().splitlines() if line.startswith("> **Warning")]
     assert warnings == [
-        "> **Warning:** different machines: base 'box' (unknown CPU, 2 cores, ? memory), new "
-        "'laptop' (unknown CPU, 8 cores, ? memory); times and peaks of two machines do not "
-        "compare.",
+        "> **Warning:** different machines (name 'box' -> 'laptop', cores 2 -> 8): their "
+        "times and peaks do not compare.",
         "> **Warning:** a quick run (base) against a full run (new): sizes and repeats differ; "
-        "only the cases both ran are compared.",
+        "the cases only one ran are listed as missing.",
         "> **Warning:** both runs measured the same code (commit abc1234): every regression or "
         "improvement below is noise of the machine.",
     ]

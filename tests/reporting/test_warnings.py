@@ -17,14 +17,24 @@ def test_each_difference_gets_its_line_in_order():
     machine = replace(base.machine, name="laptop", cores=8, tvm_version="0.28.0", git_dirty=True)
     settings = replace(base.settings, quick=False, suites=("pass", "vm"))
     warnings = comparison_warnings(base, replace(base, machine=machine, settings=settings))
-    assert [w.split(":")[0] for w in warnings] == [
+    assert [w.split(" (")[0].split(":")[0] for w in warnings] == [
         "different machines",
         "a quick run (base) against a full run (new)",
         "software changed",
         "different suites",
         "uncommitted changes in the code of the new run",
     ]
+    assert warnings[0] == (
+        "different machines (name 'box' -> 'laptop', cores 2 -> 8): their times and peaks do "
+        "not compare"
+    )
     assert "apache-tvm 0.27.0 -> 0.28.0" in warnings[2]
+
+
+def test_a_few_hundred_kib_of_memory_is_the_same_machine():
+    base = make_results(git_commit="abc1234", memory_bytes=25276510208)
+    new = replace(base, machine=replace(base.machine, memory_bytes=25276059648, git_commit="x"))
+    assert comparison_warnings(base, new) == []
     assert len(CHECKS) == 6
 
 

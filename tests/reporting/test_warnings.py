@@ -17,9 +17,9 @@ def test_each_difference_gets_its_line_in_order():
     machine = replace(base.machine, name="laptop", cores=8, tvm_version="0.28.0", git_dirty=True)
     settings = replace(base.settings, quick=False, suites=("pass", "vm"))
     warnings = comparison_warnings(base, replace(base, machine=machine, settings=settings))
-    assert [w.split(" (")[0].split(":")[0] for w in warnings] == [
+    assert [w.split(":")[0].split(" (")[0] for w in warnings] == [
         "different machines",
-        "a quick run (base) against a full run (new)",
+        "a quick run",
         "software changed",
         "different suites",
         "uncommitted changes in the code of the new run",

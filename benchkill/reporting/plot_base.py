@@ -49,6 +49,7 @@ class FigureData:
     series: tuple[Series, ...]
     texts: tuple[str, ...] = ()
     paths: tuple[Path, ...] = field(default=(), compare=False)
+    labels: tuple[str, ...] = ()  # texts written on the panels (e.g. at the peaks)
     xlabels: tuple[str, ...] = ()  # the tick labels of a shared categorical x axis
 
     def in_panel(self, panel: str, kind: str | None = None) -> list[Series]:

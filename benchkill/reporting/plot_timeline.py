@@ -33,6 +33,7 @@ from benchkill.reporting.plot_base import (
     same_lines,
     save,
     slug,
+    wrap,
 )
 from benchkill.reporting.plot_vm import VM_PARAMS, slot_key, vm_mode, workloads_of
 from benchkill.reporting.targets import RESOLUTION_BYTES
@@ -44,6 +45,13 @@ HOLDERS_KEY = "at_peak"
 TOP_HOLDERS = 3
 
 
+def _size(mib_value: float) -> str:
+    """``48 MiB``, ``4 KiB`` (below 1 MiB), ``0 B``."""
+    if mib_value >= 1 or mib_value == 0:
+        return f"{mib_value:.3g} MiB" if mib_value else "0 B"
+    return f"{mib_value * 1024:.3g} KiB"
+
+
 def _holders(r: ResultRecord) -> list[tuple[str, float]]:
     items = r.extra.get(HOLDERS_KEY)
     if not isinstance(items, list):
@@ -52,7 +60,7 @@ def _holders(r: ResultRecord) -> list[tuple[str, float]]:
     for item in items:
         if isinstance(item, dict) and isinstance(item.get("bytes"), (int, float)):
             out.append((str(item.get("var", item.get("name", "?"))), float(item["bytes"])))
-    return sorted(out, key=lambda h: -h[1])[:TOP_HOLDERS]
+    return sorted(out, key=lambda h: -h[1])
 
 
 def timeline_series(run: Results) -> dict[str, dict[str, list[tuple[Series, ResultRecord]]]]:
@@ -103,11 +111,28 @@ def timeline_series(run: Results) -> dict[str, dict[str, list[tuple[Series, Resu
     return out
 
 
+def _holders_box(lines: Sequence[Series], record: dict[int, ResultRecord]) -> str:
+    """The largest holders at the peak of each variant that recorded them, one entry per
+    distinct live set (variants with the same set share it)."""
+    entries: dict[tuple[tuple[str, float], ...], list[str]] = {}
+    for s in lines:
+        holders = tuple(_holders(record[id(s)]))
+        if holders:
+            entries.setdefault(holders, []).append(s.label)
+    parts = []
+    for holders, labels in entries.items():
+        top = ", ".join(f"{v} {_size(mib(b))}" for v, b in holders[:TOP_HOLDERS])
+        more = f", and {len(holders) - TOP_HOLDERS} more" if len(holders) > TOP_HOLDERS else ""
+        parts.append(f"live at the peak, {' = '.join(labels)}: {top}{more}")
+    return "\n".join(wrap(p, 70) for p in parts)
+
+
 def _draw_timeline_panel(
     ax: Any, items: list[tuple[Series, ResultRecord]]
-) -> tuple[list[Series], bool]:
-    """Draws the lines (widest first) with each curve's peak marked; returns the legend's
-    series (labels say which lines are identical) and whether holders were labelled."""
+) -> tuple[list[Series], list[str], bool]:
+    """Draws the lines (widest first) with each curve's peak marked and the largest
+    holders at the peaks in a box; returns the legend's series (labels say which lines
+    are identical), the texts written on the panel, and whether holders were labelled."""
     lines = [s for s, _ in items]
     record = {id(s): r for s, r in items}
     widths = draw_lines(ax, lines)
@@ -115,26 +140,22 @@ def _draw_timeline_panel(
     span_x = max(len(s.x) for s in lines) or 1
     span_y = max(max(s.y) for s in lines) or 1.0
     shown: dict[int, Series] = {}
-    labelled, marked = False, []
+    marked, notes = [], []
     for g in same_lines(lines):
         first = g[0]
         peak_at = max(range(len(first.y)), key=lambda i: first.y[i])
         peak = first.y[peak_at]
         ax.plot([peak_at], [peak], marker="v", color=first.colour, ms=7, mec="black", zorder=4)
-        holders = next((h for h in (_holders(record[id(s)]) for s in g) if h), [])
         near = any(
             abs(peak_at - x) < 0.25 * span_x and abs(peak - y) < 0.1 * span_y for x, y in marked
         )
-        if holders or not near:
+        if not near:
             where = ""
             points = record[id(first)].extra.get("static_points") if static else None
             if points and peak_at < len(points):
                 function, _, var = str(points[peak_at]).rpartition(":")
                 where = f" at {var} in {function}" if function else f" at {var}"
-            text = f"peak {peak:.3g} MiB{where}"
-            if holders:
-                text += "".join(f"\n{v}: {mib(b):.3g} MiB" for v, b in holders)
-                labelled = True
+            text = f"peak {_size(peak)}{where}"
             right = peak_at > span_x / 2
             ax.annotate(
                 text,
@@ -146,14 +167,28 @@ def _draw_timeline_panel(
                 color="#222222",
             )
             marked.append((peak_at, peak))
+            notes.append(text)
         for i, s in enumerate(g):
             same = f" (= {first.label})" if i else ""
-            shown[id(s)] = replace(s, label=f"{s.label}{same}, peak {peak:.3g} MiB")
+            shown[id(s)] = replace(s, label=f"{s.label}{same}, peak {_size(peak)}")
+    box = _holders_box(lines, record)
+    if box:
+        ax.text(
+            0.99,
+            0.04,
+            box,
+            transform=ax.transAxes,
+            ha="right",
+            va="bottom",
+            fontsize=7,
+            bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "#999999"},
+        )
+        notes.append(box)
     ax.margins(y=0.15)
     legend_ = [shown[id(s)] for s in lines]
     handles = [line_handle(s.label, s.colour, lw=w) for s, w in zip(legend_, widths, strict=True)]
-    ax.legend(handles=handles, fontsize=7, loc="best")
-    return legend_, labelled
+    ax.legend(handles=handles, fontsize=7, loc="upper left")
+    return legend_, notes, bool(box)
 
 
 def memory_timeline(runs: Sequence[Results], out_dir: Path) -> list[FigureData]:
@@ -179,9 +214,10 @@ def memory_timeline(runs: Sequence[Results], out_dir: Path) -> list[FigureData]:
                 "measurement resolves: their differences are noise of a few pages."
             )
         fig, axes = grid(len(names), panel_height=2.9, ncols=1)
-        drawn, labelled = [], False
+        drawn, labels, labelled = [], [], False
         for ax, name in zip(axes, names, strict=True):
-            shown, got = _draw_timeline_panel(ax, panels[name])
+            shown, notes, got = _draw_timeline_panel(ax, panels[name])
+            labels += notes
             drawn += shown
             labelled |= got
             ax.set_title(name, fontsize="medium")
@@ -200,5 +236,7 @@ def memory_timeline(runs: Sequence[Results], out_dir: Path) -> list[FigureData]:
         fig.suptitle(title, fontsize="medium")
         stem = f"memory_timeline_{slug(workload)}"
         paths = save(fig, out_dir, stem)
-        figures.append(FigureData(stem, title, tuple(names), tuple(drawn), tuple(texts), paths))
+        figures.append(
+            FigureData(stem, title, tuple(names), tuple(drawn), tuple(texts), paths, tuple(labels))
+        )
     return figures

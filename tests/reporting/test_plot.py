@@ -166,6 +166,9 @@ def test_memory_timeline_labels_the_largest_holders_when_recorded(tmp_path):
         records.append(r)
     figure = draw(tmp_path, suites_run(records)).figure("memory_timeline_mlp")
     assert not any("not in these records" in t for t in figure.texts)
+    # the three largest of benchkill's live set at its peak, largest first
+    box = " ".join(figure.labels[-1].split())  # wrapped to the panel's width
+    assert box == "live at the peak, benchkill: lv4 5 MiB, lv3 4 MiB, lv2 3 MiB, and 2 more"
 
 
 def test_history_is_in_commit_order_with_short_labels(tmp_path):

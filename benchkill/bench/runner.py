@@ -42,7 +42,7 @@ class Progress(Protocol):
         seconds: float,
     ) -> None: ...
 
-    def stop(self) -> None: ...
+    def stop(self, outcome: str = "done") -> None: ...
 
 
 class Sink(Protocol):
@@ -68,6 +68,31 @@ def _outcome(records: Sequence[Record]) -> str:
     return f"ok, {len(records)} record{'s' if len(records) != 1 else ''}"
 
 
+def clock_text(seconds: float | None) -> str:
+    """``1:05`` (minutes:seconds) or ``1:02:05``; ``-:--`` when unknown."""
+    if seconds is None:
+        return "-:--"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class _Eta:
+    """Remaining time: the mean time of the cases finished in this session times the
+    cases left (cases differ in size, so it is a rough guide that improves as it goes)."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+
+    def add(self, seconds: float) -> None:
+        self.seconds.append(seconds)
+
+    def remaining(self, left: int) -> float | None:
+        if not self.seconds:
+            return None
+        return sum(self.seconds) / len(self.seconds) * left
+
+
 class PlainProgress:
     """One line per case, for logs and pipes (no terminal control characters)."""
 
@@ -75,12 +100,16 @@ class PlainProgress:
         self.stream = stream
         self.clock = clock
         self.t0 = 0.0
+        self.eta = _Eta()
+        self.finished = 0
+        self.total = 0
 
     def _print(self, text: str) -> None:
         print(text, file=self.stream, flush=True)
 
     def start(self, total: int, done: int) -> None:
         self.t0 = self.clock()
+        self.total, self.finished = total, done
         skipped = f" ({done} already done)" if done else ""
         self._print(f"running {total - done} of {total} cases{skipped}")
 
@@ -89,36 +118,53 @@ class PlainProgress:
 
     def case_finished(self, index, total, spec, records, seconds) -> None:
         elapsed = self.clock() - self.t0
+        self.eta.add(seconds)
+        self.finished = index
+        eta = clock_text(self.eta.remaining(total - index))
         self._print(
             f"[{index}/{total}] {spec.key}: {_outcome(records)} "
-            f"({seconds:.1f} s, elapsed {elapsed:.0f} s)"
+            f"({seconds:.1f} s, elapsed {elapsed:.0f} s, ETA {eta})"
         )
 
-    def stop(self) -> None:
-        pass
+    def stop(self, outcome: str = "done") -> None:
+        if outcome != "done":
+            elapsed = clock_text(self.clock() - self.t0)
+            self._print(f"{outcome} after {self.finished} of {self.total} cases ({elapsed})")
 
 
 class RichProgress:
-    """A progress bar on the terminal: case k of n, the current case, elapsed time."""
+    """A progress bar on the terminal, within 80 columns: case k/n, the bar, elapsed
+    time, the estimated time left, and as much of the current case's name as fits."""
+
+    #: Width of the bar itself (the case name gets the rest of the line).
+    BAR_WIDTH = 16
 
     def __init__(self, stream: IO[str]) -> None:
         from rich.console import Console
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.table import Column
 
         self.console = Console(file=stream)
         self.bar = Progress(
-            TextColumn("case {task.completed}/{task.total}"),
-            BarColumn(),
-            TimeElapsedColumn(),
-            TextColumn("{task.description}", markup=False),
+            TextColumn("case {task.completed}/{task.total}", table_column=Column(no_wrap=True)),
+            BarColumn(bar_width=self.BAR_WIDTH),
+            TimeElapsedColumn(table_column=Column(no_wrap=True)),
+            TextColumn("ETA {task.fields[eta]}", table_column=Column(no_wrap=True)),
+            TextColumn(
+                "{task.description}",
+                markup=False,
+                table_column=Column(no_wrap=True, overflow="ellipsis", ratio=1),
+            ),
             console=self.console,
             transient=False,
+            expand=True,
         )
         self.task: Any = None
+        self.eta = _Eta()
 
     def start(self, total: int, done: int) -> None:
         self.bar.start()
-        self.task = self.bar.add_task("", total=total, completed=done)
+        self.task = self.bar.add_task("", total=total, completed=done, eta=clock_text(None))
 
     def case_started(self, index: int, total: int, spec: CaseSpec) -> None:
         self.bar.update(self.task, description=spec.key, refresh=True)
@@ -127,10 +173,14 @@ class RichProgress:
         if any(r.status == FAILED for r in records):
             text = f"{spec.key}: {_outcome(records)}"
             self.bar.console.print(text, style="red", markup=False, highlight=False)
-        self.bar.advance(self.task)
+        self.eta.add(seconds)
+        eta = clock_text(self.eta.remaining(total - index))
+        self.bar.update(self.task, advance=1, eta=eta)
 
-    def stop(self) -> None:
-        self.bar.update(self.task, description="done")
+    def stop(self, outcome: str = "done") -> None:
+        self.bar.update(
+            self.task, description=outcome, eta=clock_text(0 if outcome == "done" else None)
+        )
         self.bar.stop()
 
 
@@ -212,6 +262,7 @@ def run(
     total, done = len(pairs), len(pairs) - len(todo)
     sink.start()
     progress.start(total, done)
+    outcome = "stopped by an error"
     try:
         for index, (suite, spec) in enumerate(todo, start=done + 1):
             progress.case_started(index, total, spec)
@@ -220,8 +271,12 @@ def run(
             seconds = clock() - t0
             sink.add(spec, seconds, records)
             progress.case_finished(index, total, spec, records, seconds)
+        outcome = "done"
+    except KeyboardInterrupt:
+        outcome = "interrupted"
+        raise
     finally:
-        progress.stop()
+        progress.stop(outcome)
     return sink.finish(now())
 
 

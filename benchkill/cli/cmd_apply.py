@@ -33,24 +33,37 @@ class _Generate(argparse.Action):
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.description = (
-        "Apply KillAfterLastUse to a lowered module (a TVMScript file, or --generate FAMILY "
-        "N_OPS) and print the result as TVMScript; a summary line (kills inserted, pass "
-        "time) goes to stderr.  Exit 2 when the module cannot be read or the pass rejects it."
+        "Apply KillAfterLastUse to a lowered Relax module (a TVMScript file, or one made by "
+        "--generate FAMILY N_OPS) and print the result as TVMScript; a summary line (kills "
+        "inserted, pass time) goes to stderr.  Exit 2 when the module cannot be read or the "
+        "pass rejects it."
+    )
+    p.epilog = (
+        "variants:\n"
+        "  benchkill  benchkill's pass, output equal to TVM's\n"
+        "  tvm        TVM's C++ pass (relax.transform.KillAfterLastUse)\n"
+        "  beyond     benchkill's, also killing after an If (TVM's pass stops there)\n"
+        "  legacy     benchkill's with the pre-fix bug: kills R.null_value() results\n\n"
+        "example:\n"
+        "  benchkill apply --generate chain 100 --variant beyond --quiet"
     )
     source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("file", nargs="?", help="TVMScript file")
+    source.add_argument(
+        "file", nargs="?", help="TVMScript file of a lowered module (e.g. from benchkill generate)"
+    )
     source.add_argument(
         "--generate",
         nargs=2,
         metavar=("FAMILY", "N_OPS"),
         action=_Generate,
-        help="use benchkill.generate",
+        help="use the module benchkill.generate(FAMILY, N_OPS) instead of a file "
+        "(default: read FILE)",
     )
-    p.add_argument("--variant", choices=VARIANTS, default="benchkill", help="which pass")
+    p.add_argument("--variant", choices=VARIANTS, default="benchkill", help="which pass to run")
     p.add_argument(
         "--out",
-        help="write the TVMScript here instead of printing it (tvm.ir.save_json crashes on "
-        "Relax functions in apache-tvm 0.27, so no JSON is written)",
+        metavar="FILE",
+        help="write the result (TVMScript) to FILE (default: print it)",
     )
     p.add_argument("--quiet", action="store_true", help="print only the summary line")
 

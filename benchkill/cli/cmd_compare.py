@@ -16,29 +16,40 @@ from benchkill.results.store import Results
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.description = (
-        "Compare two results files.  A regression or improvement needs the ratio of medians "
-        "beyond --factor and a two-sided Mann-Whitney U p-value below --alpha on the raw "
-        "samples.  Exit code 1 on a regression or a newly failing case."
+        "Compare two results files (benchkill's, or asv's .asv/results/<machine>/*.json), "
+        "measurement by measurement.  A regression or improvement needs both the ratio of "
+        "the medians beyond --factor and a two-sided Mann-Whitney U p-value below --alpha "
+        "on the raw samples; time and bytes are better lower, speedups higher.  Exit code 1 "
+        "on a regression or a newly failing case, so CI can gate on it."
+    )
+    p.epilog = (
+        "verdicts: regression, improvement, no change, noisy (IQR above 10% of the "
+        "median), insufficient samples (too few for --alpha), failed, missing.  On a "
+        "shared machine absolute times move between runs; speedup_vs_tvm, measured side "
+        'by side, moves least (README, "trust").\n\n'
+        "example:\n"
+        "  benchkill compare results/baseline-2core-vm/20261129T161726Z-d14a99c.json \\\n"
+        "      results/<machine>/<new>.json --only speedup_vs_tvm"
     )
     p.add_argument("base", type=Path, help="results file of the baseline")
-    p.add_argument("new", type=Path, help="results file to check")
+    p.add_argument("new", type=Path, help="results file to check against it")
     p.add_argument(
         "--factor",
         type=types.factor,
         default=DEFAULT_FACTOR,
-        help=f"ratio that counts as a change (default {DEFAULT_FACTOR})",
+        help="ratio of medians that counts as a change (1.10: 10%%)",
     )
     p.add_argument(
         "--alpha",
         type=types.alpha,
         default=DEFAULT_ALPHA,
-        help=f"significance level of the U test (default {DEFAULT_ALPHA})",
+        help="significance level of the Mann-Whitney U test",
     )
     p.add_argument(
         "--only",
         type=types.regex,
         metavar="REGEX",
-        help="compare only benchmarks whose 'suite:name[params] metric' matches",
+        help="compare only measurements whose 'suite:name[params] metric' matches (default: all)",
     )
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
 

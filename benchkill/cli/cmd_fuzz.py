@@ -22,27 +22,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "optionally build and run random high-level programs with every kill variant. "
         "Exit 0 when every example passes, 1 with the minimal failing example."
     )
+    p.epilog = (
+        "Time on 2 cores: 1,000 lowered modules took 17 s; 20,000 lowered modules and 30 "
+        "buildable programs took 7 minutes.\n\n"
+        "example:\n"
+        "  benchkill fuzz --examples 1000 --seed 7 --buildable 3"
+    )
     p.add_argument(
         "--examples",
         type=types.positive_int,
         default=1000,
-        help="lowered modules to check (default 1000)",
+        help="lowered modules to check",
     )
-    p.add_argument(
-        "--seed", type=types.non_negative_int, default=0, help="hypothesis seed (default 0)"
-    )
+    p.add_argument("--seed", type=types.non_negative_int, default=0, help="hypothesis seed")
     p.add_argument(
         "--max-statements",
         type=types.positive_int,
         default=30,
-        help="statements per drawn function (default 30)",
+        help="most statements per drawn function",
     )
     p.add_argument(
         "--buildable",
         type=types.non_negative_int,
         default=0,
         help="high-level programs to build and run with each kill variant in both "
-        "exec modes (seconds each; default 0)",
+        "exec modes (seconds each)",
     )
     for option, text in KNOWN_FAILURE_FLAGS.items():
         p.add_argument(

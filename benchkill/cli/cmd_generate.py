@@ -16,12 +16,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "Print the module benchkill.generate(FAMILY, N, seed) as TVMScript, in the lowered "
         f"form KillAfterLastUse sees.  Families: {families}."
     )
+    p.epilog = (
+        "example:\n  benchkill generate chain 1000 > chain.py   # then: benchkill apply chain.py"
+    )
     p.add_argument("family", metavar="FAMILY", help=f"one of {', '.join(FAMILIES)}")
     p.add_argument(
-        "n_ops", metavar="N", type=types.positive_int, help="number of lowered operators"
+        "n_ops",
+        metavar="N",
+        type=types.positive_int,
+        help="number of lowered operators (about 3 bindings each in chain)",
     )
-    p.add_argument("--seed", type=types.non_negative_int, default=0, help="random seed (default 0)")
-    p.add_argument("--count", action="store_true", help="print only the number of Relax bindings")
+    p.add_argument("--seed", type=types.non_negative_int, default=0, help="random seed")
+    p.add_argument(
+        "--count", action="store_true", help="print only the number of Relax bindings of main"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -36,28 +36,45 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "bytes each variable holds after its last use.  Each variant is built and run "
         "in child processes (one measures, one traces).  Exit 1 when a variant fails."
     )
+    names = ", ".join(WORKLOADS)
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("file", nargs="?", help="a high-level Relax module (TVMScript file)")
-    source.add_argument("--workload", choices=list(WORKLOADS), help="a registered workload")
+    source.add_argument(
+        "--workload", choices=list(WORKLOADS), metavar="NAME",
+        help=f"a registered workload: {names} (default: none, give FILE or --workload)",
+    )  # fmt: skip
     p.add_argument(
         "--full", action="store_true", help="the workload's full size (default: its quick one)"
     )
     p.add_argument(
         "--kill", nargs="+", choices=KILLS, default=["none", "tvm", "benchkill", "beyond"],
-        help="kill variants to compare (none: no kill step)",
+        metavar="VARIANT",
+        help=f"kill variants to compare, of {', '.join(KILLS)} (none: no kill step; "
+        "default: none tvm benchkill beyond)",
     )  # fmt: skip
-    p.add_argument("--exec-mode", nargs="+", choices=("bytecode", "compiled"), default=["bytecode"])
-    p.add_argument("--memory-cfg", choices=("pooled", "naive"), default="pooled")
+    p.add_argument(
+        "--exec-mode", nargs="+", choices=("bytecode", "compiled"), default=["bytecode"],
+        metavar="MODE", help="VM exec modes, bytecode and/or compiled (default: bytecode)",
+    )  # fmt: skip
+    p.add_argument(
+        "--memory-cfg", choices=("pooled", "naive"), default="pooled",
+        help="the VM's allocator (default: pooled)",
+    )  # fmt: skip
     p.add_argument(
         "--func", dest="entry", default=None, help="entry function of FILE (default: main)"
     )
     p.add_argument(
         "--set", type=_assignment, action="append", default=[], metavar="NAME=VALUE",
-        help="FILE: a symbolic dimension's or a scalar parameter's value (repeatable)",
+        help="FILE: a symbolic dimension's or a scalar parameter's value (repeatable; "
+        "default: none)",
     )  # fmt: skip
-    p.add_argument("--runs", type=types.positive_int, default=1, help="measured peak runs")
-    p.add_argument("--top", type=types.positive_int, default=5, help="holders listed")
-    p.add_argument("--no-trace", action="store_true", help="measure and estimate only")
+    p.add_argument(
+        "--runs", type=types.positive_int, default=1, help="measured peak runs (default: 1)"
+    )
+    p.add_argument("--top", type=types.positive_int, default=5, help="holders listed (default: 5)")
+    p.add_argument(
+        "--no-trace", action="store_true", help="measure and estimate only (default: trace too)"
+    )
 
 
 def _subject(args: argparse.Namespace) -> Any:

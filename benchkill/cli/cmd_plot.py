@@ -13,11 +13,18 @@ from benchkill.results.asv_import import load_any
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.description = (
-        "Draw the figures the results have records for (PNG and SVG) and print their "
-        "paths.  With several files, also the history of each benchmark."
+        "Draw the figures the results have records for, as PNG (1000 pixels wide) and SVG, "
+        "and print their paths: pass time vs bindings per family, the speedup TVM / "
+        "benchkill, VM peak memory and run time per workload and kill variant, and a memory "
+        "timeline per workload; with several files also the history of each metric in "
+        "commit order.  Each figure is drawn from the newest file that has its records; a "
+        "figure without records is skipped with a note."
     )
+    p.epilog = "example:\n  benchkill plot results/baseline-2core-vm/*.json --out figures"
     p.add_argument("results", type=Path, nargs="+", help="benchkill or asv results files")
-    p.add_argument("--out", type=Path, default=Path("figures"), help="directory (default figures/)")
+    p.add_argument(
+        "--out", type=Path, default=Path("figures"), metavar="DIR", help="directory of the figures"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

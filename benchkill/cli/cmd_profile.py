@@ -12,13 +12,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "Generate FAMILY with N ops and print the minimum CPU time per binding "
         "(microseconds, time.process_time) of each step of benchkill's KillAfterLastUse."
     )
-    p.add_argument("family", metavar="FAMILY", help="a family of benchkill.generate")
+    p.epilog = (
+        "Steps: the sweep (last uses), canonicalization (only where the sweep found "
+        "something to canonicalize) and the sweep again, the plan, the rebuild.  A "
+        "10,000-op chain takes a few seconds.\n\n"
+        "example:\n"
+        "  benchkill profile chain 10000"
+    )
+    p.add_argument(
+        "family", metavar="FAMILY", help="a family of benchkill.generate (see benchkill generate)"
+    )
     p.add_argument(
         "n_ops", metavar="N", type=types.positive_int, help="number of lowered operators"
     )
-    p.add_argument("--seed", type=types.non_negative_int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=types.non_negative_int, default=0, help="random seed")
     p.add_argument(
-        "--repeats", type=types.positive_int, default=3, help="runs per step (default 3)"
+        "--repeats",
+        type=types.positive_int,
+        default=3,
+        help="runs of each step; the minimum is printed",
     )
 
 

@@ -11,11 +11,19 @@ from benchkill.results.asv_import import load_any
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.description = (
-        "Write a Markdown report: runs, tables of the newest run, failures, the comparison "
-        "of the two newest runs, and figures (in <FILE stem>_figures/)."
+        "Write a Markdown report of results files.  It leads with the answer: the speedup "
+        "over TVM's pass per family and size, the memory kills save per workload, and every "
+        "target met or not; then each suite's newest run compared with the one before it "
+        "(with a warning when they come from different machines, sizes or software); then "
+        "the figures (written to <FILE stem>_figures/ beside it); then every table, folded."
+    )
+    p.epilog = (
+        "example:\n  benchkill report results/baseline-2core-vm/*.json results/<machine>/*.json"
     )
     p.add_argument("results", type=Path, nargs="+", help="benchkill or asv results files")
-    p.add_argument("--out", type=Path, default=Path("report.md"), help="default report.md")
+    p.add_argument(
+        "--out", type=Path, default=Path("report.md"), metavar="FILE", help="the report to write"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

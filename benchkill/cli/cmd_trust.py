@@ -15,18 +15,45 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "Run TRIALS quick pass-suite runs of the code as it is (A) and as many with "
         "BENCHKILL_INJECT_SLOWDOWN=SLOWDOWN (B), alternating, into DIR (existing runs there "
         "are reused), then count how often compare reports a regression: A/A (each A run "
-        "against the next) should never, A/B (each A run against its B run) always."
+        "against the next) should never, A/B (each A run against its B run) always.  It "
+        "tells how far compare's verdicts can be trusted on this machine."
     )
-    p.add_argument("--trials", type=types.int_at_least(2), default=10, help="default 10")
+    p.epilog = (
+        "It runs 2 x TRIALS quick pass-suite runs in child processes, about 17 s each on 2 "
+        "cores (--trials 2 took 67 s): about 6 minutes for the default 10 trials.  Runs "
+        "already in DIR are reused, so the same DIR can be judged again with another "
+        "--factor or --alpha in seconds.\n\n"
+        "example:\n"
+        "  benchkill trust --trials 10 --slowdown 0.10 --dir trust-runs\n"
+        "  benchkill trust --trials 10 --dir trust-runs --factor 1.10   # same runs"
+    )
+    p.add_argument(
+        "--trials",
+        type=types.int_at_least(2),
+        default=10,
+        help="runs of each kind, A and B; at least 2",
+    )
     p.add_argument(
         "--slowdown",
         type=types.positive_float,
         default=0.10,
-        help="extra work of the B runs, a fraction of the pass's time (default 0.10)",
+        help="extra work of the B runs, as a fraction of the pass's own time",
     )
-    p.add_argument("--dir", default="trust-runs", help="where the runs go (default trust-runs)")
-    p.add_argument("--factor", type=types.factor, default=1.05, help="default 1.05")
-    p.add_argument("--alpha", type=types.alpha, default=DEFAULT_ALPHA)
+    p.add_argument(
+        "--dir", default="trust-runs", help="directory of the runs (created; runs in it reused)"
+    )
+    p.add_argument(
+        "--factor",
+        type=types.factor,
+        default=1.05,
+        help="ratio of medians compare needs to call a change (as compare --factor)",
+    )
+    p.add_argument(
+        "--alpha",
+        type=types.alpha,
+        default=DEFAULT_ALPHA,
+        help="significance level of compare's Mann-Whitney U test",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

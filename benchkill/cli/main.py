@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import textwrap
 import threading
 from collections.abc import Sequence
 from importlib import import_module
@@ -23,25 +24,69 @@ from benchkill.errors import BenchkillError
 
 #: command -> one-line help, in the order ``benchkill --help`` lists them
 COMMANDS = {
-    "run": "run benchmark suites, save results",
-    "compare": "compare two results files (benchkill or asv)",
-    "trust": "measure false alarms (A/A) and detections (A/B, slowed pass) of compare",
-    "plot": "draw figures of results files",
-    "report": "write a Markdown report of results files",
-    "targets": "print the target figures (pass time ratios, scaling exponents, VM memory)",
+    "run": "run the benchmark suites and save a results file (--quick: about 2 min)",
+    "compare": "compare two results files: regressions, improvements (exit 1 on a regression)",
+    "report": "write a Markdown report: headline, comparison, figures, tables",
+    "plot": "draw the figures of results files (PNG and SVG)",
+    "targets": "print the target figures of results files, each met or not",
     "memory": "explain a VM run's peak memory per kill variant: holders, waste, trace",
-    "generate": "print a generated Relax module (the pass benchmark's input) as TVMScript",
-    "apply": "apply a KillAfterLastUse variant to a module file or a generated module",
-    "profile": "CPU time per binding of each step of benchkill's pass on a generated module",
-    "verify": "check the kills of a lowered Relax module (TVMScript file)",
-    "fuzz": "differential fuzzing: benchkill's kill pass vs TVM's on random lowered modules",
+    "trust": "measure how often compare raises false alarms and catches a slowdown",
+    "generate": "print a generated Relax module, the pass benchmark's input",
+    "apply": "run a KillAfterLastUse variant on a module and print the result",
+    "profile": "time each step of benchkill's pass on a generated module",
+    "verify": "check the kills of a lowered Relax module (use after kill, double kill, ...)",
+    "fuzz": "check benchkill's pass against TVM's on random lowered modules",
 }
 
 
 DESCRIPTION = (
-    "Benchmark and profile TVM Relax's KillAfterLastUse pass; "
-    "`benchkill COMMAND --help` describes a command."
+    "benchkill measures TVM Relax's KillAfterLastUse pass, which frees each tensor after "
+    "its last use: how fast benchkill's Python implementation of the pass is against TVM's "
+    "C++ pass, and how much memory the kills save when a model runs on the Relax VM.  "
+    "Results are versioned JSON files that the other commands compare, plot and report."
 )
+
+EPILOG = """\
+start with:
+  benchkill run --quick                      # both suites, about 2 minutes
+  benchkill report results/<machine>/*.json  # the answer first, then details
+  benchkill compare OLD.json NEW.json        # exit 1 on a regression
+
+`benchkill COMMAND --help` describes a command and its options."""
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Help for users: paragraphs are wrapped but indented lines (examples, tables) kept
+    as written, and every option shows its default (flags: "off")."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        blocks = []
+        for block in text.split("\n\n"):
+            lines = block.splitlines()
+            if any(line.startswith(" ") for line in lines[1:]) or block.startswith(" "):
+                blocks.append("\n".join(indent + line for line in lines))
+            else:
+                blocks.append(
+                    textwrap.fill(
+                        " ".join(block.split()),
+                        width,
+                        initial_indent=indent,
+                        subsequent_indent=indent,
+                    )
+                )
+        return "\n\n".join(blocks)
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if not action.option_strings or "(default" in text or action.default is argparse.SUPPRESS:
+            return text
+        if action.nargs == 0:  # a flag
+            if isinstance(action, argparse._StoreTrueAction):  # noqa: SLF001
+                return f"{text} (default: off)"
+            return text
+        if action.default is None:
+            return text
+        return f"{text} (default: %(default)s)"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -65,12 +110,16 @@ def named_command(argv: Sequence[str]) -> str | None:
 
 def make_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The parser for ``argv``: every command listed, the arguments of the named one only."""
-    parser = _Parser(prog="benchkill", description=DESCRIPTION)
+    parser = _Parser(
+        prog="benchkill", description=DESCRIPTION, epilog=EPILOG, formatter_class=HelpFormatter
+    )
     parser.add_argument("--version", action="version", version=f"benchkill {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(
+        title="commands", dest="command", metavar="COMMAND", required=True, parser_class=_Parser
+    )
     chosen = named_command(argv)
     for name, text in COMMANDS.items():
-        p = sub.add_parser(name, help=text, description=text)
+        p = sub.add_parser(name, help=text, description=text, formatter_class=HelpFormatter)
         if name == chosen:
             module = command_module(name)
             module.add_arguments(p)

@@ -87,7 +87,7 @@ def test_unknown_or_missing_command_is_a_usage_error(capsys):
     assert main(["nosuch"]) == 2
     assert "invalid choice: 'nosuch'" in capsys.readouterr().err
     assert main([]) == 2
-    assert "required: command" in capsys.readouterr().err
+    assert "required: COMMAND" in capsys.readouterr().err
 
 
 def test_only_the_named_command_is_configured(monkeypatch):

@@ -19,7 +19,8 @@ from benchkill.reporting.targets import (
 from benchkill.results.store import load
 from tests.conftest import MiB, make_record, write_results
 
-REPOSITORY_RESULTS = sorted((Path(__file__).resolve().parents[2] / "results" / "vm").glob("*.json"))
+BASELINE = Path(__file__).resolve().parents[2] / "results" / "baseline-2core-vm"
+REPOSITORY_RESULTS = sorted(BASELINE.glob("*.json"))
 GOLDEN = Path(__file__).parent / "golden"
 
 
@@ -135,7 +136,7 @@ def test_vm_targets_are_applied_to_chains_only():
 
 def test_targets_of_the_repository_results_match_the_golden_file():
     records = [r for path in REPOSITORY_RESULTS for r in load(path).records]
-    assert format_targets(records) == (GOLDEN / "targets_results_vm.md").read_text().rstrip("\n")
+    assert format_targets(records) == (GOLDEN / "targets_baseline.md").read_text().rstrip("\n")
 
 
 # --- the command ---------------------------------------------------------------------
@@ -144,7 +145,7 @@ def test_targets_of_the_repository_results_match_the_golden_file():
 def test_targets_command_prints_the_tables(capsys):
     assert main(["targets", *map(str, REPOSITORY_RESULTS)]) == 0
     out = capsys.readouterr().out
-    assert out.rstrip("\n") == (GOLDEN / "targets_results_vm.md").read_text().rstrip("\n")
+    assert out.rstrip("\n") == (GOLDEN / "targets_baseline.md").read_text().rstrip("\n")
 
 
 def test_targets_command_rejects_a_missing_file_and_results_without_figures(tmp_path, capsys):

@@ -26,7 +26,7 @@ def test_two_runs_on_one_file_exactly_one_proceeds(tmp_path):
         codes = [p.returncode for p in procs]
         assert sorted(codes) == [0, 2], (trial, codes, outputs)
         winner, loser = (0, 1) if codes[0] == 0 else (1, 0)
-        assert outputs[winner][0].startswith("wrote same.json (3 cases, 6 records)")
+        assert outputs[winner][0].startswith("wrote same.json (3 cases, 6 records;")
         err = outputs[loser][1]
         assert "Traceback" not in err and len(err.splitlines()) == 1, err
         assert err.startswith("benchkill: error: same.json: ")

@@ -1,0 +1,107 @@
+"""The one table of colours, orders and styles every figure uses.
+
+A kill variant and an implementation keep their colour in every figure (benchkill and
+TVM are both: the same colour either way), and are listed in one fixed order: the
+baseline without kills first, then TVM's pass, benchkill's, its beyond mode, the pre-fix
+legacy mode.  Exec mode and allocator never take a colour: bars show them as hatches,
+lines as line styles.  Colours are the Okabe-Ito set (told apart with colour blindness).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Kill variants in the order figures, tables and legends list them (None: no kills).
+KILL_ORDER: tuple[str | None, ...] = (None, "tvm", "benchkill", "beyond", "legacy")
+#: Implementations of the pass suite, in their order.
+IMPL_ORDER = ("benchkill", "tvm", "naive")
+#: The pass suite's families, in the order panels and tables show them.
+FAMILY_ORDER = ("chain", "fanout", "planned", "shape_heap", "control", "mixed")
+
+#: Colour of each kill variant and implementation ("none": the build without kills).
+COLOURS = {
+    "none": "#7f7f7f",  # grey
+    "tvm": "#E69F00",  # orange
+    "benchkill": "#0072B2",  # blue
+    "beyond": "#009E73",  # green
+    "legacy": "#D55E00",  # vermillion
+    "naive": "#CC79A7",  # reddish purple
+}
+#: Colour of anything not in :data:`COLOURS` (an unknown variant from a newer suite).
+OTHER_COLOUR = "#000000"
+
+#: Words a legend uses for a kill variant.
+KILL_LABELS = {
+    "none": "no kills",
+    "tvm": "TVM's kills",
+    "benchkill": "benchkill",
+    "beyond": "beyond",
+    "legacy": "legacy (pre-fix)",
+}
+#: Words a legend uses for an implementation.
+IMPL_LABELS = {"benchkill": "benchkill", "tvm": "TVM C++", "naive": "naive port"}
+
+#: (exec mode, allocator) -> bar hatch; the default (bytecode, pooled) is plain.
+HATCHES = {
+    ("bytecode", "pooled"): "",
+    ("compiled", "pooled"): "//",
+    ("bytecode", "naive"): "..",
+    ("compiled", "naive"): "xx",
+}
+#: (exec mode, allocator) -> line style.
+LINESTYLES = {
+    ("bytecode", "pooled"): "-",
+    ("compiled", "pooled"): "--",
+    ("bytecode", "naive"): ":",
+    ("compiled", "naive"): "-.",
+}
+#: Order of the (exec mode, allocator) configurations.
+MODE_ORDER = tuple(HATCHES)
+
+
+def kill_name(kill: Any) -> str:
+    """A record's ``kill`` param as a palette key: ``None`` -> ``"none"``."""
+    return "none" if kill is None else str(kill)
+
+
+def colour(name: Any) -> str:
+    """The colour of a kill variant (``None`` or a name) or of an implementation."""
+    return COLOURS.get(kill_name(name), OTHER_COLOUR)
+
+
+def kill_rank(kill: Any) -> tuple[int, str]:
+    """Sort key: the order of :data:`KILL_ORDER`, unknown variants after it by name."""
+    key = kill_name(kill)
+    names = [kill_name(k) for k in KILL_ORDER]
+    return (names.index(key), "") if key in names else (len(names), key)
+
+
+def impl_rank(impl: str) -> tuple[int, str]:
+    """Sort key: the order of :data:`IMPL_ORDER`, unknown implementations after it."""
+    return (IMPL_ORDER.index(impl), "") if impl in IMPL_ORDER else (len(IMPL_ORDER), impl)
+
+
+def family_rank(family: str) -> tuple[int, str]:
+    """Sort key: the order of :data:`FAMILY_ORDER`, other families after it by name."""
+    return (
+        (FAMILY_ORDER.index(family), "") if family in FAMILY_ORDER else (len(FAMILY_ORDER), family)
+    )
+
+
+def mode_rank(mode: tuple[str, str]) -> tuple[int, tuple[str, str]]:
+    """Sort key of an (exec mode, allocator) pair."""
+    return (MODE_ORDER.index(mode), mode) if mode in MODE_ORDER else (len(MODE_ORDER), mode)
+
+
+def mode_label(mode: tuple[str, str]) -> str:
+    """``"compiled"``, ``"bytecode, naive allocator"``: the pooled allocator is the default."""
+    exec_mode, allocator = mode
+    return exec_mode if allocator == "pooled" else f"{exec_mode}, {allocator} allocator"
+
+
+def hatch(mode: tuple[str, str]) -> str:
+    return HATCHES.get(mode, "++")
+
+
+def linestyle(mode: tuple[str, str]) -> str:
+    return LINESTYLES.get(mode, "-")

@@ -39,8 +39,11 @@ from benchkill.reporting.plot_vm import VM_PARAMS, slot_key, vm_mode, workloads_
 from benchkill.reporting.targets import RESOLUTION_BYTES
 from benchkill.results.store import ResultRecord, Results
 
-#: Key of the live set at the peak in a VM record's ``extra`` (list of {"var", "bytes"}).
-HOLDERS_KEY = "at_peak"
+#: Keys of the live set at the peak in a VM record's ``extra`` (lists of {"var", "bytes",
+#: ...}), in order of preference: the traced run's (``vm_peak_bytes`` records, see
+#: :mod:`benchkill.bench.suites.vm_suite`), then the static model's.
+HOLDERS_KEYS = ("peak_holders", "at_peak")
+HOLDERS_KEY = HOLDERS_KEYS[0]
 #: Largest holders labelled at a peak.
 TOP_HOLDERS = 3
 
@@ -53,8 +56,8 @@ def _size(mib_value: float) -> str:
 
 
 def _holders(r: ResultRecord) -> list[tuple[str, float]]:
-    items = r.extra.get(HOLDERS_KEY)
-    if not isinstance(items, list):
+    items = next((r.extra[k] for k in HOLDERS_KEYS if isinstance(r.extra.get(k), list)), None)
+    if items is None:
         return []
     out = []
     for item in items:

@@ -24,6 +24,7 @@ import tvm.relax._ffi_api as _rx_ffi
 from tvm import relax
 
 from benchkill.errors import BenchkillError
+from benchkill.inputs import models
 
 #: family name -> what its ``main`` is made of (one line each)
 FAMILIES = {
@@ -39,6 +40,7 @@ FAMILIES = {
     "parameter or a computed bool",
     "mixed": "all of the above plus constants, trivial rebindings, match_cast, tuples, shape "
     "and prim values, pre-existing kills",
+    models.NAME: models.DESCRIPTION,  # n_ops: layers (real IR, see benchkill.inputs.models)
 }
 
 #: Shape of every tensor; ``_TENSOR_BYTES`` is its size as float32.
@@ -390,6 +392,8 @@ def generate(family: str, n_ops: int, seed: int = 0) -> tvm.IRModule:
         raise BenchkillError(f"n_ops must be a positive integer, got {n_ops!r}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise BenchkillError(f"seed must be an integer, got {seed!r}")
+    if family == models.NAME:
+        return models.generate(n_ops, seed)
     rng = random.Random(f"{family}/{n_ops}/{seed}")
     atoms = _Atoms()
     kernels_mod = _kernels()
@@ -448,6 +452,8 @@ def size_model(family: str) -> tuple[float, float]:
     Exact for the regular families (e.g. chain: 0 + 3 per op); an average for the
     random ones (control, mixed).
     """
+    if family == models.NAME:
+        return models.size_model()
     small, large = (count_bindings(generate(family, n)) for n in (200, 400))
     per_op = (large - small) / 200
     return small - 200 * per_op, per_op

@@ -1,16 +1,21 @@
-"""Step 0 of the pass: TVM's preprocessing, run only where it can change something.
+"""TVM's preprocessing of the pass: CanonicalizeBindings, planned during the sweep.
 
 TVM's KillAfterLastUse first runs CanonicalizeBindings and then removes trivial
 bindings (``y = x``, or a match_cast of a variable to its own type) that nothing uses.
 On a function without dataflow blocks, match_cast, trivial rebindings, constant
-bindings, items of known tuples or local functions both steps are the identity;
-the sweep (:mod:`.last_use`) tells which functions have none of these.
+bindings, items of known tuples or local functions both steps are the identity.
 
 The others are canonicalized here, in Python, when they stay within what this
-module reproduces exactly (:class:`_Canonicalizer`: trivial rebindings and
+module reproduces exactly (:class:`Canonicalizer`: trivial rebindings and
 match_casts that keep their type, constants, items and copies of known tuples; no
 dataflow blocks, local functions or match_casts that define symbolic variables);
-anything else is handed to TVM's own CanonicalizeBindings.
+anything else is handed to TVM's own CanonicalizeBindings (:func:`canonicalize_with_tvm`).
+
+The work is split between the pass's two walks, so the function is swept once: the
+sweep (:mod:`.last_use`) calls :meth:`Canonicalizer.plan_binding` on each binding it can
+change and records uses of the replacements, and the rebuild (:mod:`.rewrite`) calls
+:meth:`Canonicalizer.apply_binding` and :meth:`Canonicalizer.expr` on the bindings the
+sweep marked.
 """
 
 from __future__ import annotations
@@ -21,20 +26,7 @@ import tvm
 import tvm_ffi
 from tvm import relax
 
-from benchkill.passes.last_use import OUTPUT, Scope, Sweep
 from benchkill.relax import ffi as ir
-
-
-def canonicalize(func, sweep: Sweep):
-    """``func`` after TVM's CanonicalizeBindings and removal of unused trivial bindings.
-
-    ``sweep`` is :func:`.last_use.sweep_function` of ``func``: it lists the bindings
-    canonicalization can change, so only those are looked at again.
-    """
-    result = _Canonicalizer(sweep).run(func)
-    if result is not None:
-        return result
-    return canonicalize_with_tvm(func)
 
 
 def canonicalize_with_tvm(func):
@@ -51,75 +43,81 @@ def _unused_trivial_bindings(func) -> set[int]:
     """Handles of variables bound trivially (``y = x``) that nothing uses."""
     used: set[int] = set()
     trivial: set[int] = set()
-
-    def visit(expr) -> None:
-        kind = type(expr)
-        if ir.is_var(expr):
-            used.add(expr.__chandle__())
-        elif kind is ir.Call:
-            visit(expr.op)
-            for arg in ir.items(expr.args):
-                visit(arg)
-        elif kind is ir.Tuple:
-            for item in ir.items(expr.fields):
-                visit(item)
-        elif kind is ir.TupleGetItem:
-            visit(expr.tuple_value)
-        elif kind is ir.If:
-            visit(expr.cond)
-            visit(expr.true_branch)
-            visit(expr.false_branch)
-        elif kind is ir.Function:
-            visit(expr.body)
-        elif kind is ir.SeqExpr:
-            for block in ir.items(expr.blocks):
-                for binding in ir.items(block.bindings):
-                    value = binding.value
-                    if ir.is_var(value) and (
-                        type(binding) is ir.VarBinding
-                        or tvm_ffi.structural_equal(binding.var.ty, value.ty)
-                    ):
-                        trivial.add(binding.var.__chandle__())
-                    visit(value)
-            visit(expr.body)
-
-    visit(func.body)
+    _visit_uses(func.body, used, trivial)
     return trivial - used
 
 
-def _without_bindings(func, remove: set[int]):
-    def scope(seq):
-        blocks = []
-        for block in ir.items(seq.blocks):
-            kept = []
+def _visit_uses(expr, used: set[int], trivial: set[int]) -> None:
+    """Add the variables ``expr`` uses to ``used``, its trivially bound ones to ``trivial``.
+
+    A module-level function, not a closure: a closure that calls itself is a reference
+    cycle, left for the cyclic garbage collector.
+    """
+    kind = type(expr)
+    if ir.is_var(expr):
+        used.add(expr.__chandle__())
+    elif kind is ir.Call:
+        _visit_uses(expr.op, used, trivial)
+        for arg in ir.items(expr.args):
+            _visit_uses(arg, used, trivial)
+    elif kind is ir.Tuple:
+        for item in ir.items(expr.fields):
+            _visit_uses(item, used, trivial)
+    elif kind is ir.TupleGetItem:
+        _visit_uses(expr.tuple_value, used, trivial)
+    elif kind is ir.If:
+        _visit_uses(expr.cond, used, trivial)
+        _visit_uses(expr.true_branch, used, trivial)
+        _visit_uses(expr.false_branch, used, trivial)
+    elif kind is ir.Function:
+        _visit_uses(expr.body, used, trivial)
+    elif kind is ir.SeqExpr:
+        for block in ir.items(expr.blocks):
             for binding in ir.items(block.bindings):
-                if binding.var.__chandle__() in remove:
-                    continue
                 value = binding.value
-                if type(value) is ir.If:
-                    new_value = ir.make_if(
-                        value.cond, scope(value.true_branch), scope(value.false_branch), value.span
-                    )
-                    ir.update_type(new_value, value.ty)
-                    binding = ir.make_var_binding(binding.var, new_value, binding.span)
-                kept.append(binding)
-            if kept:
-                make = (
-                    ir.make_dataflow_block
-                    if type(block) is ir.DataflowBlock
-                    else ir.make_binding_block
+                if ir.is_var(value) and (
+                    type(binding) is ir.VarBinding
+                    or tvm_ffi.structural_equal(binding.var.ty, value.ty)
+                ):
+                    trivial.add(binding.var.__chandle__())
+                _visit_uses(value, used, trivial)
+        _visit_uses(expr.body, used, trivial)
+
+
+def _without_bindings(func, remove: set[int]):
+    body = _seq_without_bindings(func.body, remove)
+    return ir.make_function(func.params, body, func.ret_ty, func.is_pure, func.attrs, func.span)
+
+
+def _seq_without_bindings(seq, remove: set[int]):
+    blocks = []
+    for block in ir.items(seq.blocks):
+        kept = []
+        for binding in ir.items(block.bindings):
+            if binding.var.__chandle__() in remove:
+                continue
+            value = binding.value
+            if type(value) is ir.If:
+                new_value = ir.make_if(
+                    value.cond,
+                    _seq_without_bindings(value.true_branch, remove),
+                    _seq_without_bindings(value.false_branch, remove),
+                    value.span,
                 )
-                blocks.append(make(kept, None))
-        new_seq = ir.make_seq_expr(blocks, seq.body, seq.span)
-        ir.update_type(new_seq, seq.ty)
-        return new_seq
+                ir.update_type(new_value, value.ty)
+                binding = ir.make_var_binding(binding.var, new_value, binding.span)
+            kept.append(binding)
+        if kept:
+            make = (
+                ir.make_dataflow_block if type(block) is ir.DataflowBlock else ir.make_binding_block
+            )
+            blocks.append(make(kept, None))
+    new_seq = ir.make_seq_expr(blocks, seq.body, seq.span)
+    ir.update_type(new_seq, seq.ty)
+    return new_seq
 
-    return ir.make_function(
-        func.params, scope(func.body), func.ret_ty, func.is_pure, func.attrs, func.span
-    )
 
-
-class _Unsupported(Exception):
+class Unsupported(Exception):
     """The function needs a canonicalization this module does not reproduce."""
 
 
@@ -136,70 +134,73 @@ def _ident(expr) -> tuple:
     return ("opaque", expr.handle) if isinstance(expr, _Opaque) else ("node", expr.__chandle__())
 
 
-class _Canonicalizer:
+def _same_type(a, b) -> bool:
+    """Structural equality of two types (one FFI comparison unless they are one object)."""
+    return a.__chandle__() == b.__chandle__() or tvm_ffi.structural_equal(a, b)
+
+
+class Canonicalizer:
     """CanonicalizeBindings for the common cases, following TVM's CanonicalizePlanner.
 
-    Plan, over the sweep's candidate bindings in TVM's visiting order: each value is
-    unwrapped (an item of a known tuple becomes that field; a tuple of all items of one
-    earlier tuple becomes that tuple); a variable bound to a variable is a trivial
-    binding, removed, its uses replaced by the first non-trivial variable; a variable
-    bound to a constant has its uses replaced by the constant.  Apply: rebuild only the
-    bindings the sweep saw using a candidate variable.
+    Plan (:meth:`plan_binding`, called by the sweep on each candidate binding in TVM's
+    visiting order): each value is unwrapped (an item of a known tuple becomes that
+    field; a tuple of all items of one earlier tuple becomes that tuple); a variable
+    bound to a variable is a trivial binding, removed, its uses replaced by the first
+    non-trivial variable; a variable bound to a constant has its uses replaced by the
+    constant.  Apply (:meth:`apply_binding`, :meth:`expr`, called by the rebuild): the
+    bindings that use a replaced variable get the replacement.
 
     Only type-preserving replacements are done here, so no type is re-inferred
-    differently from TVM's; any other case raises :class:`_Unsupported`.
+    differently from TVM's; any other case raises :class:`Unsupported`.
     """
 
-    def __init__(self, sweep: Sweep) -> None:
-        self.sweep = sweep
+    def __init__(self, bound: dict) -> None:
+        self.bound = bound  # handle -> anything, for every variable bound so far
         self.known: dict[int, object] = {}  # handle -> unwrapped bound value
-        self.trivial: dict[int, object] = {}  # handle -> variable it is bound to
+        self.replace: dict[int, object] = {}  # trivial handle -> first non-trivial variable
         self.constant: dict[int, object] = {}  # handle -> constant it is bound to
-        self.replace: dict[int, object] = {}
-        self.removed: set[tuple[int, int]] = set()  # (id(scope), position)
         self.builder = relax.BlockBuilder()
-
-    def run(self, func):
-        sweep = self.sweep
-        if sweep.has_dataflow or sweep.has_local_function:
-            return None
-        try:
-            for binding, scope, pos in sweep.canon_sites:
-                self.plan_binding(binding, scope, pos)
-            for h, target in self.trivial.items():
-                while ir.is_var(target) and target.__chandle__() in self.trivial:
-                    target = self.trivial[target.__chandle__()]
-                self.replace[h] = target
-            body = self.apply_scope(sweep.root)
-        except _Unsupported:
-            return None
-        if body is None:
-            return func
-        return ir.make_function(func.params, body, func.ret_ty, func.is_pure, func.attrs, func.span)
+        self._inlined = False  # expr(): a constant replaced a variable in this expression
 
     # -- plan ---------------------------------------------------------------
-    def plan_binding(self, binding, scope: Scope, pos: int) -> None:
+    def plan_binding(self, binding) -> tuple[bool, object]:
+        """Plan one binding; the bindings it reads must have been planned before.
+
+        Returns ``(removed, replacement)``: whether the binding goes away (it is
+        trivial), and what every later use of its variable becomes (a variable, a
+        constant, or None when uses stay as they are).
+        """
         var = binding.var
         value = binding.value
         same_type = True
+        var_ty = None
         if type(binding) is ir.MatchCast:
             if ir.array_size(_tir_vars_in_type(binding.ty)):
-                raise _Unsupported("match_cast with symbolic variables")
-            same_type = tvm_ffi.structural_equal(var.ty, value.ty)
+                raise Unsupported("match_cast with symbolic variables")
+            var_ty = var.ty
+            same_type = _same_type(var_ty, value.ty)
         unwrapped = self.unwrap(value)
         h = var.__chandle__()
+        removed = False
         if ir.is_var(unwrapped) and same_type:
-            if not tvm_ffi.structural_equal(var.ty, unwrapped.ty):
-                raise _Unsupported("trivial binding that changes the type")
-            if type(var.ty) in (ir.ShapeType, ir.PrimType):
-                raise _Unsupported("trivial binding of a shape or prim value")
-            self.trivial[h] = unwrapped
-            self.removed.add((id(scope), pos))
+            if var_ty is None:
+                var_ty = var.ty
+            if not _same_type(var_ty, unwrapped.ty):
+                raise Unsupported("trivial binding that changes the type")
+            if type(var_ty) in (ir.ShapeType, ir.PrimType):
+                raise Unsupported("trivial binding of a shape or prim value")
+            # the first non-trivial variable: the bindings before were planned already
+            self.replace[h] = self.replace.get(unwrapped.__chandle__(), unwrapped)
+            removed = True
         if type(unwrapped) is ir.GenericConst:
-            if not tvm_ffi.structural_equal(var.ty, unwrapped.ty):
-                raise _Unsupported("constant binding that changes the type")
+            if not _same_type(var.ty if var_ty is None else var_ty, unwrapped.ty):
+                raise Unsupported("constant binding that changes the type")
             self.constant[h] = unwrapped
         self.known[h] = unwrapped
+        if removed:
+            target = self.replace[h]
+            return True, self.constant.get(target.__chandle__(), target)
+        return False, self.constant.get(h)
 
     def unwrap_var(self, expr):
         """Follow variables to their bound values (TVM's recursively_unwrap_var)."""
@@ -207,7 +208,7 @@ class _Canonicalizer:
             h = expr.__chandle__()
             nxt = self.known.get(h)
             if nxt is None:
-                return _Opaque(h) if h in self.sweep.bound else expr
+                return _Opaque(h) if h in self.bound else expr
             if nxt is expr:
                 return expr
             expr = nxt
@@ -229,7 +230,7 @@ class _Canonicalizer:
                 return value
             ty = first.tuple_value.ty
             if not isinstance(ty, relax.TupleType):
-                raise _Unsupported("item of a non-tuple")
+                raise Unsupported("item of a non-tuple")
             if len(ty.fields) != len(fields):
                 return value
             earlier = self.unwrap_var(first.tuple_value)
@@ -243,49 +244,8 @@ class _Canonicalizer:
         return value
 
     # -- apply --------------------------------------------------------------
-    def apply_scope(self, scope: Scope):
-        """The new SeqExpr of ``scope``, or None when nothing in it changes."""
-        sid = id(scope)
-        touched = self.sweep.touched
-        new_children = {}
-        for pos, children in scope.children.items():
-            rewritten = [self.apply_scope(child) for child in children]
-            if any(r is not None for r in rewritten):
-                new_children[pos] = [
-                    child.seq if r is None else r
-                    for child, r in zip(children, rewritten, strict=True)
-                ]
-        changed = False
-        blocks = []
-        pos = 0
-        for block, bindings in zip(scope.blocks, scope.bindings, strict=True):
-            kept = []
-            block_changed = False
-            for binding in bindings:
-                key = (sid, pos)
-                if key in self.removed:
-                    block_changed = True
-                elif key in touched or pos in new_children:
-                    kept.append(self.apply_binding(binding, key in touched, new_children.get(pos)))
-                    block_changed = True
-                else:
-                    kept.append(binding)
-                pos += 1
-            if block_changed:
-                changed = True
-                if kept:
-                    blocks.append(ir.make_binding_block(kept, None))
-            else:
-                blocks.append(block)
-        seq = scope.seq
-        body = self.expr(seq.body) if (sid, OUTPUT) in touched else seq.body
-        if not changed and body is seq.body:
-            return None
-        new_seq = ir.make_seq_expr(blocks, body, seq.span)
-        ir.update_type(new_seq, seq.ty)
-        return new_seq
-
     def apply_binding(self, binding, touched: bool, new_branches):
+        """``binding`` with replaced variables; ``new_branches``: an If's rebuilt branches."""
         value = binding.value
         if type(value) is ir.If:
             cond = self.expr(value.cond) if touched else value.cond
@@ -293,7 +253,7 @@ class _Canonicalizer:
             new_value = ir.make_if(cond, true_b, false_b, value.span)
             ir.update_type(new_value, value.ty)
         elif new_branches is not None:
-            raise _Unsupported("local function")
+            raise Unsupported("local function")
         else:
             new_value = self.expr(value)
             if new_value is value:
@@ -303,19 +263,36 @@ class _Canonicalizer:
         return ir.make_var_binding(binding.var, new_value, binding.span)
 
     def expr(self, expr):
-        """``expr`` with replaced variables and inlined constants (itself if unchanged)."""
+        """``expr`` with replaced variables and inlined constants (itself if unchanged).
+
+        A call whose only changes are variables replaced by variables of the same type
+        (every trivial binding is one) keeps its type; once a constant is inlined the
+        call is normalized again, since an operator may read a literal argument.
+        """
         kind = type(expr)
         if kind is ir.Var or kind is ir.DataflowVar:
             h = expr.__chandle__()
             new = self.replace.get(h, expr)
-            return self.constant.get(new.__chandle__(), new) if ir.is_var(new) else new
+            if ir.is_var(new):
+                constant = self.constant.get(new.__chandle__())
+                if constant is not None:
+                    self._inlined = True
+                    return constant
+            return new
         if kind is ir.Call:
+            outer = self._inlined
+            self._inlined = False
             op = expr.op
             new_op = self.expr(op) if type(op) is not ir.Op else op
             args = ir.items(expr.args)
             new_args = [self.expr(a) for a in args]
+            inlined = self._inlined
+            self._inlined = outer or inlined
             if new_op is op and all(n is a for n, a in zip(new_args, args, strict=True)):
                 return expr
+            ty = None if inlined else expr.ty
+            if ty is not None:
+                return ir.make_call(ty, new_op, new_args, expr.attrs, expr.ty_args, expr.span)
             call = ir.make_call(
                 ir.missing_type(), new_op, new_args, expr.attrs, expr.ty_args, expr.span
             )

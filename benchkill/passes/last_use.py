@@ -74,7 +74,7 @@ class Scope:
         "chain",
         "first_nested",
         "children",
-        "handles",
+        "last",
         "vars",
         "touched",
         "removed",
@@ -93,8 +93,10 @@ class Scope:
         self.first_nested = -1
         #: position -> the nested scopes inside that binding's value
         self.children: dict[int, list[Scope]] = {}
-        #: handle and variable bound by the binding at each position
-        self.handles: list[int] = []
+        #: handle -> position of the last use (OUTPUT: the result; None: unused) of each
+        #: variable bound here, in binding order (the i-th key is bound at position i)
+        self.last: dict[int, int | None] = {}
+        #: the variable bound at each position
         self.vars: list = []
         #: positions (OUTPUT: the result) whose expression canonicalization rewrites
         self.touched: set[int] = set()
@@ -108,7 +110,6 @@ class Sweep:
     __slots__ = (
         "root",
         "scopes",
-        "last_use",
         "foreign",
         "storage",
         "tensors",
@@ -121,7 +122,6 @@ class Sweep:
     def __init__(self, sweeper: _Sweeper, root: Scope, foreign: dict) -> None:
         self.root = root
         self.scopes: list[Scope] = sweeper.scopes
-        self.last_use: dict[int, int] = sweeper.last_use  # handle -> position, or OUTPUT
         #: handle -> (scope, position, var) of uses outside the defining scope (see above)
         self.foreign: dict[int, tuple] = foreign
         self.storage: set[int] = sweeper.storage
@@ -136,6 +136,20 @@ class Sweep:
     def canonicalized(self) -> bool:
         """Whether canonicalization changes the function."""
         return self.canonicalizer is not None
+
+
+class _Bound:
+    """``h in bound``: whether variable ``h`` is bound (not a parameter) among the
+    bindings swept so far, for the canonicalizer."""
+
+    __slots__ = ("stack", "closed")
+
+    def __init__(self, stack: list[Scope], closed: dict) -> None:
+        self.stack = stack
+        self.closed = closed
+
+    def __contains__(self, h: int) -> bool:
+        return h in self.closed or any(h in scope.last for scope in self.stack)
 
 
 def sweep_function(func, canonicalize: bool = True) -> Sweep:
@@ -157,8 +171,8 @@ class _Sweeper:
         #: a substituted variable may stand in an allocation's non-storage argument
         self.subst_in_alloc = False
         self.scopes: list[Scope] = []
-        self.last_use: dict[int, int] = {}
-        self.defined: dict[int, Scope] = {}  # handle -> defining scope
+        #: handle -> defining scope, of the variables of the nested scopes swept so far
+        self.closed: dict[int, Scope] = {}
         self.foreign: dict[int, tuple] = {}  # handle -> (depth, position, var)
         self.stack: list[Scope] = []
         self.pos_stack: list[int] = []
@@ -180,7 +194,7 @@ class _Sweeper:
             raise NeedsTVMCanonicalization from None
         foreign = {}
         for h, (depth, pos, var) in self.foreign.items():
-            chain = self.defined[h].chain
+            chain = self.closed[h].chain
             foreign[h] = (self.scopes[chain[depth]], pos, var)
         return Sweep(self, root, foreign)
 
@@ -211,10 +225,10 @@ class _Sweeper:
         )
         var_binding_t, leaves = ir.VarBinding, _LEAVES
         op_code = self.op_codes.get
-        defined, last_use, subst = self.defined, self.last_use, self.subst
+        last, closed, subst = scope.last, self.closed, self.subst
         storage_add, tensors_add = self.storage.add, self.tensors.add
         touched = scope.touched
-        handles_append, vars_append = scope.handles.append, scope.vars.append
+        vars_append = scope.vars.append
         use, use_outer = self.use, self.use_outer
 
         pos = 0
@@ -250,11 +264,10 @@ class _Sweeper:
                                 if arg is None:
                                     continue
                                 ah = arg.__chandle__()
-                            found = defined.get(ah)
-                            if found is scope:
-                                last_use[ah] = pos
-                            elif found is not None:
-                                use_outer(ah, arg, found, pos)
+                            if ah in last:
+                                last[ah] = pos
+                            elif depth or closed:
+                                use_outer(ah, arg, pos)
                         elif arg_type not in leaves:
                             pos_stack[depth] = pos
                             use(arg)
@@ -270,11 +283,10 @@ class _Sweeper:
                             touched.add(pos)
                             arg = subst[ah]
                             ah = None if arg is None else arg.__chandle__()
-                        found = defined.get(ah)
-                        if found is scope:
-                            last_use[ah] = pos
-                        elif found is not None:
-                            use_outer(ah, arg, found, pos)
+                        if ah in last:
+                            last[ah] = pos
+                        elif ah is not None and (depth or closed):
+                            use_outer(ah, arg, pos)
                     else:
                         pos_stack[depth] = pos
                         use(arg)
@@ -288,16 +300,19 @@ class _Sweeper:
                 else:
                     pos_stack[depth] = pos
                     self.binding(binding, value, h, scope, pos, chain)
-                defined[h] = scope
-                handles_append(h)
+                last[h] = None
                 vars_append(var)
                 pos += 1
+        if len(last) != pos:
+            raise BenchkillError("malformed IR: a variable is bound twice in one scope")
         if scope.first_nested < 0:
             scope.first_nested = pos
         pos_stack[depth] = OUTPUT
         use(seq.body)
         pos_stack.pop()
         self.stack.pop()
+        if depth:
+            closed.update(dict.fromkeys(last, scope))
         return scope
 
     # -- bindings -------------------------------------------------------------
@@ -308,7 +323,7 @@ class _Sweeper:
         if self.canonicalize and (not is_var_binding or kind in _CANDIDATE_VALUES):
             canonicalizer = self.canonicalizer
             if canonicalizer is None:
-                canonicalizer = self.canonicalizer = Canonicalizer(self.defined)
+                canonicalizer = self.canonicalizer = Canonicalizer(_Bound(self.stack, self.closed))
             removed, replacement = canonicalizer.plan_binding(binding)
             if replacement is not None:
                 self.substitute(h, replacement)
@@ -392,15 +407,19 @@ class _Sweeper:
                 scope.touched.add(pos)
 
     # -- uses -----------------------------------------------------------------
-    def use_outer(self, h: int, var, scope: Scope, pos: int) -> None:
-        """A use, at ``pos`` of the current scope, of a variable bound in ``scope``."""
-        stack = self.stack
+    def use_outer(self, h: int, var, pos: int) -> None:
+        """A use, at ``pos`` of the current scope, of a variable not bound in it."""
         self.pos_stack[-1] = pos
-        depth = scope.depth
-        if depth < len(stack) and stack[depth] is scope:
-            self.last_use[h] = self.pos_stack[depth]
-        else:
+        stack = self.stack
+        for depth in range(len(stack) - 2, -1, -1):
+            last = stack[depth].last
+            if h in last:
+                last[h] = self.pos_stack[depth]
+                return
+        scope = self.closed.get(h)
+        if scope is not None:
             self.use_outside_scope(h, var, scope)
+        # else a parameter
 
     def use_var(self, var) -> None:
         h = var.__chandle__()
@@ -411,15 +430,11 @@ class _Sweeper:
             if var is None:
                 return  # a constant is inlined
             h = var.__chandle__()
-        scope = self.defined.get(h)
-        if scope is None:
-            return  # a parameter
-        stack = self.stack
-        depth = scope.depth
-        if depth < len(stack) and stack[depth] is scope:
-            self.last_use[h] = self.pos_stack[depth]
+        last = self.stack[-1].last
+        if h in last:
+            last[h] = self.pos_stack[-1]
         else:
-            self.use_outside_scope(h, var, scope)
+            self.use_outer(h, var, self.pos_stack[-1])
 
     def use_outside_scope(self, h: int, var, scope: Scope) -> None:
         stack = self.stack

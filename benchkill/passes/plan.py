@@ -59,7 +59,6 @@ def plan_kills(
     storage = sweep.storage
     tensors = sweep.tensors
     foreign = {} if tvm_compatible else sweep.foreign
-    last_use = sweep.last_use
     tensor_type, no_kill_types = ir.TensorType, (ir.ShapeType, ir.PrimType, ir.FuncType)
     # foreign kills, by the scope that gets them
     extra: dict[int, list[tuple[int, int, object]]] = {}
@@ -76,8 +75,7 @@ def plan_kills(
         stride = len(variables) + len(outside) + 1
         keys = []
         append = keys.append
-        for order, h in enumerate(scope.handles):
-            pos = last_use.get(h)
+        for order, (h, pos) in enumerate(scope.last.items()):
             if pos is None or pos < 0 or pos >= limit or h in skip or (foreign and h in foreign):
                 continue
             if h in storage:

@@ -30,6 +30,7 @@ from functools import cache
 
 import tvm.ir._ffi_api as _ir_api
 import tvm.relax._ffi_api as _relax_api
+import tvm_ffi
 from tvm import relax
 
 from benchkill.passes.last_use import Sweep
@@ -42,10 +43,21 @@ _SLOTS = 3
 
 @cache
 def _kill_makers() -> tuple:
-    """(void type, kill operators by slot, Var, DataflowVar, Call and VarBinding makers)."""
+    """(void type, kill operators by slot, an empty Array, and the Var, DataflowVar, Call
+    and VarBinding constructors).  An empty Array made once costs nothing per call; a
+    Python ``[]`` is converted at each call."""
     void = relax.TupleType([])
     kill_ops = tuple(ops.get_op(name) for name in ops.KILLS)
-    return void, kill_ops, _ir_api.Var, _relax_api.DataflowVar, _ir_api.Call, ir.make_var_binding
+    empty = tvm_ffi.convert([])
+    return (
+        void,
+        kill_ops,
+        empty,
+        _ir_api.Var,
+        _relax_api.DataflowVar,
+        _ir_api.Call,
+        ir.make_var_binding,
+    )
 
 
 def plan_kills(
@@ -113,7 +125,7 @@ def _slot_of_type(var) -> int:
 
 
 def _make_kills(scope, keys: list[int], stride: int, variables: list) -> tuple[list[int], list]:
-    void, kill_ops, new_var, new_dataflow_var, new_call, new_binding = _kill_makers()
+    void, kill_ops, empty, new_var, new_dataflow_var, new_call, new_binding = _kill_makers()
     positions: list[int] = []
     kills: list = []
     add_position, add_kill = positions.append, kills.append
@@ -131,7 +143,7 @@ def _make_kills(scope, keys: list[int], stride: int, variables: list) -> tuple[l
             make_var = new_dataflow_var
         else:
             make_var = new_var
-        call = new_call(void, kill_ops[slot], [variables[order]], None, [], None)
+        call = new_call(void, kill_ops[slot], (variables[order],), None, empty, None)
         add_kill(new_binding(make_var("_", void, None), call, None))
         add_position(pos)
     return positions, kills

@@ -163,12 +163,13 @@ class Canonicalizer:
         self._inlined = False  # expr(): a constant replaced a variable in this expression
 
     # -- plan ---------------------------------------------------------------
-    def plan_binding(self, binding) -> tuple[bool, object]:
+    def plan_binding(self, binding) -> tuple[bool, object, object]:
         """Plan one binding; the bindings it reads must have been planned before.
 
-        Returns ``(removed, replacement)``: whether the binding goes away (it is
-        trivial), and what every later use of its variable becomes (a variable, a
-        constant, or None when uses stay as they are).
+        Returns ``(removed, replacement, type)``: whether the binding goes away (it is
+        trivial), what every later use of its variable becomes (a variable, a constant,
+        or None when uses stay as they are), and the type of the replacement (the
+        variable's own type; None when there is no replacement).
         """
         var = binding.var
         value = binding.value
@@ -193,14 +194,17 @@ class Canonicalizer:
             self.replace[h] = self.replace.get(unwrapped.__chandle__(), unwrapped)
             removed = True
         if type(unwrapped) is ir.GenericConst:
-            if not _same_type(var.ty if var_ty is None else var_ty, unwrapped.ty):
+            if var_ty is None:
+                var_ty = var.ty
+            if not _same_type(var_ty, unwrapped.ty):
                 raise Unsupported("constant binding that changes the type")
             self.constant[h] = unwrapped
         self.known[h] = unwrapped
         if removed:
             target = self.replace[h]
-            return True, self.constant.get(target.__chandle__(), target)
-        return False, self.constant.get(h)
+            return True, self.constant.get(target.__chandle__(), target), var_ty
+        constant = self.constant.get(h)
+        return False, constant, None if constant is None else var_ty
 
     def unwrap_var(self, expr):
         """Follow variables to their bound values (TVM's recursively_unwrap_var)."""
@@ -266,8 +270,10 @@ class Canonicalizer:
         """``expr`` with replaced variables and inlined constants (itself if unchanged).
 
         A call whose only changes are variables replaced by variables of the same type
-        (every trivial binding is one) keeps its type; once a constant is inlined the
-        call is normalized again, since an operator may read a literal argument.
+        (every trivial binding is one) keeps its type, and so does a call of a function
+        (a GlobalVar or ExternFunc: its type comes from the callee or the call's
+        ``ty_args``); an operator call with an inlined constant is normalized again, since
+        an operator's type inference may read a literal argument.
         """
         kind = type(expr)
         if kind is ir.Var or kind is ir.DataflowVar:
@@ -290,7 +296,7 @@ class Canonicalizer:
             self._inlined = outer or inlined
             if new_op is op and all(n is a for n, a in zip(new_args, args, strict=True)):
                 return expr
-            ty = None if inlined else expr.ty
+            ty = None if inlined and type(op) is ir.Op else expr.ty
             if ty is not None:
                 return ir.make_call(ty, new_op, new_args, expr.attrs, expr.ty_args, expr.span)
             call = ir.make_call(

@@ -41,6 +41,8 @@ builds is freed by reference counting, without the cyclic garbage collector.
 
 from __future__ import annotations
 
+from tvm import relax
+
 from benchkill.errors import BenchkillError
 from benchkill.passes.canonicalize import Canonicalizer, Unsupported
 from benchkill.relax import ffi as ir
@@ -53,6 +55,10 @@ OUTPUT = -1
 _PLAIN, _ALLOC_STORAGE, _ALLOC_TENSOR, _NULL_VALUE, _KILL, _OTHER = range(6)
 #: Binding values that canonicalization may replace, inline or look through.
 _CANDIDATE_VALUES = (ir.Var, ir.DataflowVar, ir.GenericConst, ir.Tuple, ir.TupleGetItem)
+#: Types of values that cannot stand in an allocation's arguments other than the storage
+#: (offset, shape, dtype, device index, scope): the sweep reads those only when some other
+#: value (e.g. an ``R.dtype`` constant bound to a variable) is substituted.
+_NEVER_ALLOC_ARGS = (ir.TensorType, relax.TupleType)
 #: Argument kinds that hold no Relax variable a kill could target.
 _LEAVES = (ir.GenericConst, ir.ShapeExpr, ir.IntImm, ir.FloatImm, ir.StringImm)
 
@@ -324,9 +330,9 @@ class _Sweeper:
             canonicalizer = self.canonicalizer
             if canonicalizer is None:
                 canonicalizer = self.canonicalizer = Canonicalizer(_Bound(self.stack, self.closed))
-            removed, replacement = canonicalizer.plan_binding(binding)
+            removed, replacement, ty = canonicalizer.plan_binding(binding)
             if replacement is not None:
-                self.substitute(h, replacement)
+                self.substitute(h, replacement, ty)
             if removed:
                 scope.removed.add(pos)
                 return  # its uses are gone with it
@@ -364,15 +370,11 @@ class _Sweeper:
         else:
             self.use(value)
 
-    def substitute(self, h: int, replacement) -> None:
+    def substitute(self, h: int, replacement, ty) -> None:
         """Every later use of variable ``h`` is a use of ``replacement`` (a variable or a
-        constant, which holds none)."""
-        if ir.is_var(replacement):
-            self.subst[h] = replacement
-            if type(replacement.ty) is not ir.TensorType:
-                self.subst_in_alloc = True
-        else:
-            self.subst[h] = None
+        constant, which holds none) of type ``ty``."""
+        self.subst[h] = replacement if ir.is_var(replacement) else None
+        if type(ty) not in _NEVER_ALLOC_ARGS:
             self.subst_in_alloc = True
 
     def kill_target(self, call, scope: Scope, pos: int) -> int:

@@ -84,6 +84,7 @@ class Scope:
         "vars",
         "touched",
         "removed",
+        "rebuilt",
     )
 
     def __init__(self, seq, blocks: list, depth: int, index: int, chain: tuple) -> None:
@@ -108,6 +109,9 @@ class Scope:
         self.touched: set[int] = set()
         #: positions of the bindings canonicalization removes
         self.removed: set[int] = set()
+        #: touched position -> (call, callee, variable, new arguments) of a call whose only
+        #: change is variables replaced by variables of the same type
+        self.rebuilt: dict[int, tuple] = {}
 
 
 class Sweep:
@@ -257,19 +261,15 @@ class _Sweeper:
                         code = op_code(op.__chandle__(), _PLAIN)
                     elif op_type is global_var_t:
                         code = _PLAIN
-                if code == _PLAIN:
+                if code == _PLAIN and subst:
+                    self.substituted_call(value, op, var, scope, pos)
+                elif code == _PLAIN:
                     args = value.args
                     for i in range(array_size(args)):
                         arg = array_get(args, i)
                         arg_type = type(arg)
                         if arg_type is var_t or arg_type is dataflow_var_t:
                             ah = arg.__chandle__()
-                            if subst and ah in subst:
-                                touched.add(pos)
-                                arg = subst[ah]
-                                if arg is None:
-                                    continue
-                                ah = arg.__chandle__()
                             if ah in last:
                                 last[ah] = pos
                             elif depth or closed:
@@ -369,6 +369,42 @@ class _Sweeper:
             scope.children[pos] = [self.scope(body, scope.chain)]
         else:
             self.use(value)
+
+    def substituted_call(self, value, op, var, scope: Scope, pos: int) -> None:
+        """The hot path's loop over a call's arguments once canonicalization substitutes
+        variables: uses are recorded as uses of the replacements, and when only variables
+        are replaced by variables the new arguments are kept for the rebuild
+        (``Scope.rebuilt``), which then needs no second read of the call."""
+        subst, last = self.subst, scope.last
+        array_get = ir.array_get
+        args = value.args
+        new_args = []
+        changed, simple = False, True
+        for i in range(ir.array_size(args)):
+            arg = array_get(args, i)
+            arg_type = type(arg)
+            if arg_type is ir.Var or arg_type is ir.DataflowVar:
+                ah = arg.__chandle__()
+                if ah in subst:
+                    changed = True
+                    arg = subst[ah]
+                    if arg is None:  # a constant is inlined: the canonicalizer rebuilds
+                        simple = False
+                        continue
+                    ah = arg.__chandle__()
+                if ah in last:
+                    last[ah] = pos
+                else:
+                    self.use_outer(ah, arg, pos)
+            elif arg_type not in _LEAVES:
+                self.pos_stack[-1] = pos
+                self.use(arg)
+                simple = False
+            new_args.append(arg)
+        if changed:
+            scope.touched.add(pos)
+            if simple:
+                scope.rebuilt[pos] = (value, op, var, new_args)
 
     def substitute(self, h: int, replacement, ty) -> None:
         """Every later use of variable ``h`` is a use of ``replacement`` (a variable or a

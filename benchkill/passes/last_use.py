@@ -210,7 +210,8 @@ class _Sweeper:
 
     # -- scopes ---------------------------------------------------------------
     def scope(self, seq, chain: tuple) -> Scope:
-        """Sweep one SeqExpr; the hot path, ``var = op(args)``, is written out inline."""
+        """Sweep one SeqExpr; the hot path, ``var = f(args)`` with an operator, a global
+        function or an extern function, is written out inline."""
         if type(seq) is not ir.SeqExpr:
             raise BenchkillError(
                 f"malformed IR: expected a SeqExpr body, found {type(seq).__name__}"
@@ -233,7 +234,7 @@ class _Sweeper:
             ir.Op,
             ir.GlobalVar,
         )
-        var_binding_t, leaves = ir.VarBinding, _LEAVES
+        var_binding_t, extern_func_t, leaves = ir.VarBinding, relax.ExternFunc, _LEAVES
         op_code = self.op_codes.get
         last, closed, subst = scope.last, self.closed, self.subst
         storage_add, tensors_add = self.storage.add, self.tensors.add
@@ -259,7 +260,7 @@ class _Sweeper:
                     op_type = type(op)
                     if op_type is op_t:
                         code = op_code(op.__chandle__(), _PLAIN)
-                    elif op_type is global_var_t:
+                    elif op_type is global_var_t or op_type is extern_func_t:
                         code = _PLAIN
                 if code == _PLAIN and subst:
                     self.substituted_call(value, op, var, scope, pos)
@@ -340,7 +341,7 @@ class _Sweeper:
             self.use(value)
         elif kind is ir.Call:
             # Allocations and plain calls took the hot path; what is left here:
-            # null_value, the kills, and calls of a variable or an ExternFunc.
+            # null_value, the kills, and calls of a variable.
             op = value.op
             code = self.op_codes.get(op.__chandle__(), _PLAIN) if type(op) is ir.Op else _PLAIN
             if code == _NULL_VALUE:

@@ -122,6 +122,7 @@ class Unsupported(Exception):
 
 
 _tir_vars_in_type = tvm_ffi.get_global_func("relax.analysis.TIRVarsInType")
+_make_tuple = tvm_ffi.get_global_func("relax.Tuple")
 
 
 class _Opaque(NamedTuple):
@@ -163,16 +164,16 @@ class Canonicalizer:
         self._inlined = False  # expr(): a constant replaced a variable in this expression
 
     # -- plan ---------------------------------------------------------------
-    def plan_binding(self, binding) -> tuple[bool, object, object]:
-        """Plan one binding; the bindings it reads must have been planned before.
+    def plan_binding(self, binding, var, value, h: int) -> tuple[bool, object, object]:
+        """Plan one binding (``var``, ``value`` and ``h``: its variable, value and the
+        variable's handle, as the sweep read them); the bindings it reads must have been
+        planned before.
 
         Returns ``(removed, replacement, type)``: whether the binding goes away (it is
         trivial), what every later use of its variable becomes (a variable, a constant,
         or None when uses stay as they are), and the type of the replacement (the
         variable's own type; None when there is no replacement).
         """
-        var = binding.var
-        value = binding.value
         same_type = True
         var_ty = None
         if type(binding) is ir.MatchCast:
@@ -181,7 +182,6 @@ class Canonicalizer:
             var_ty = var.ty
             same_type = _same_type(var_ty, value.ty)
         unwrapped = self.unwrap(value)
-        h = var.__chandle__()
         removed = False
         if ir.is_var(unwrapped) and same_type:
             if var_ty is None:
@@ -304,10 +304,16 @@ class Canonicalizer:
             )
             return ir.normalize(self.builder, call)
         if kind is ir.Tuple:
+            outer = self._inlined
+            self._inlined = False
             fields = ir.items(expr.fields)
             new_fields = [self.expr(f) for f in fields]
+            inlined = self._inlined
+            self._inlined = outer or inlined
             if all(n is f for n, f in zip(new_fields, fields, strict=True)):
                 return expr
+            if not inlined:  # the constructor types a tuple of typed fields, as before
+                return _make_tuple(new_fields, expr.span)
             return ir.normalize(self.builder, relax.Tuple(new_fields, expr.span))
         if kind is ir.TupleGetItem:
             tup = self.expr(expr.tuple_value)

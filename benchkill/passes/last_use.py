@@ -306,7 +306,7 @@ class _Sweeper:
                         self.touch_args(value.args, scope, pos)
                 else:
                     pos_stack[depth] = pos
-                    self.binding(binding, value, h, scope, pos, chain)
+                    self.binding(binding, var, value, h, scope, pos)
                 last[h] = None
                 vars_append(var)
                 pos += 1
@@ -323,7 +323,7 @@ class _Sweeper:
         return scope
 
     # -- bindings -------------------------------------------------------------
-    def binding(self, binding, value, h: int, scope: Scope, pos: int, chain: tuple) -> None:
+    def binding(self, binding, var, value, h: int, scope: Scope, pos: int) -> None:
         """Every binding the hot path does not take."""
         kind = type(value)
         is_var_binding = type(binding) is ir.VarBinding
@@ -331,7 +331,7 @@ class _Sweeper:
             canonicalizer = self.canonicalizer
             if canonicalizer is None:
                 canonicalizer = self.canonicalizer = Canonicalizer(_Bound(self.stack, self.closed))
-            removed, replacement, ty = canonicalizer.plan_binding(binding)
+            removed, replacement, ty = canonicalizer.plan_binding(binding, var, value, h)
             if replacement is not None:
                 self.substitute(h, replacement, ty)
             if removed:

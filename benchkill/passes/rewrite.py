@@ -9,6 +9,7 @@ adjacent blocks of one kind.  New nodes are built with the raw FFI constructors.
 
 from __future__ import annotations
 
+import bisect
 from itertools import pairwise
 
 from benchkill.passes.last_use import OUTPUT, Scope, Sweep
@@ -60,6 +61,20 @@ def _rewrite_scope(scope: Scope, plan: dict, canon):
         next_special = special[si] if si < n_special else _NEVER
         if next_kill >= end and next_special >= end:
             out = bindings
+        elif next_special >= end:  # kills only: copy the runs between them as slices
+            stop = bisect.bisect_left(kill_pos, end, ki)
+            out = []
+            extend, append = out.extend, out.append
+            copied = 0  # bindings[:copied] are in ``out``
+            for j in range(ki, stop):
+                after = kill_pos[j] - start + 1
+                if after > copied:
+                    extend(bindings[copied:after])
+                    copied = after
+                append(kills[j])
+            extend(bindings[copied:])
+            ki = stop
+            block = None
         else:
             out = []
             copied = start  # bindings before this position are in ``out``

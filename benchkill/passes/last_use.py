@@ -242,6 +242,7 @@ class _Sweeper:
         vars_append = scope.vars.append
         use, use_outer = self.use, self.use_outer
 
+        subst_in_alloc = self.subst_in_alloc
         pos = 0
         for block in blocks:
             bindings = ir.items(block.bindings)
@@ -254,30 +255,39 @@ class _Sweeper:
                 value = binding.value
                 var = binding.var
                 h = var.__chandle__()
-                code = _OTHER
-                if type(value) is call_t and type(binding) is var_binding_t:
-                    op = value.op
-                    op_type = type(op)
-                    if op_type is op_t:
-                        code = op_code(op.__chandle__(), _PLAIN)
-                    elif op_type is global_var_t or op_type is extern_func_t:
-                        code = _PLAIN
-                if code == _PLAIN and subst:
-                    self.substituted_call(value, op, var, scope, pos)
-                elif code == _PLAIN:
-                    args = value.args
-                    for i in range(array_size(args)):
-                        arg = array_get(args, i)
-                        arg_type = type(arg)
-                        if arg_type is var_t or arg_type is dataflow_var_t:
-                            ah = arg.__chandle__()
-                            if ah in last:
-                                last[ah] = pos
-                            elif depth or closed:
-                                use_outer(ah, arg, pos)
-                        elif arg_type not in leaves:
-                            pos_stack[depth] = pos
-                            use(arg)
+                if type(value) is not call_t or type(binding) is not var_binding_t:
+                    pos_stack[depth] = pos
+                    self.binding(binding, var, value, h, scope, pos)
+                    subst_in_alloc = self.subst_in_alloc
+                    last[h] = None
+                    vars_append(var)
+                    pos += 1
+                    continue
+                op = value.op
+                op_type = type(op)
+                if op_type is op_t:
+                    code = op_code(op.__chandle__(), _PLAIN)
+                elif op_type is global_var_t or op_type is extern_func_t:
+                    code = _PLAIN
+                else:
+                    code = _OTHER
+                if code == _PLAIN:
+                    if subst:
+                        self.substituted_call(value, op, var, scope, pos)
+                    else:
+                        args = value.args
+                        for i in range(array_size(args)):
+                            arg = array_get(args, i)
+                            arg_type = type(arg)
+                            if arg_type is var_t or arg_type is dataflow_var_t:
+                                ah = arg.__chandle__()
+                                if ah in last:
+                                    last[ah] = pos
+                                elif depth or closed:
+                                    use_outer(ah, arg, pos)
+                            elif arg_type not in leaves:
+                                pos_stack[depth] = pos
+                                use(arg)
                 elif code == _ALLOC_TENSOR:
                     # Only the storage argument can be a killable variable; the offset,
                     # shape and dtype arguments are prim, shape and dtype values.
@@ -297,16 +307,17 @@ class _Sweeper:
                     else:
                         pos_stack[depth] = pos
                         use(arg)
-                    if self.subst_in_alloc:
+                    if subst_in_alloc:
                         self.touch_args(args, scope, pos)
                     tensors_add(h)
                 elif code == _ALLOC_STORAGE:
                     storage_add(h)
-                    if self.subst_in_alloc:
+                    if subst_in_alloc:
                         self.touch_args(value.args, scope, pos)
                 else:
                     pos_stack[depth] = pos
                     self.binding(binding, var, value, h, scope, pos)
+                    subst_in_alloc = self.subst_in_alloc
                 last[h] = None
                 vars_append(var)
                 pos += 1

@@ -25,10 +25,10 @@ _EXPORTS = {
     "FAMILIES": "benchkill.inputs.families",
     "measure_vm": "benchkill.execution.vm_measure",
     "VMResult": "benchkill.execution.vm_measure",
-    "estimate_memory": "benchkill.execution.memory",
-    "MemoryEstimate": "benchkill.execution.memory",
+    "estimate_memory": "benchkill.execution.estimate",
+    "MemoryEstimate": "benchkill.analysis.liveness",
     "verify_kills": "benchkill.analysis.verifier",
-    "Violation": "benchkill.analysis.verifier",
+    "Violation": "benchkill.analysis.kill_rules",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -11,6 +11,18 @@ class BenchkillError(Exception):
     """A user-facing error: its message is printed as one line and the CLI exits with 2."""
 
 
+def check_int(value: object, what: str, low: int = 1, high: int | None = None) -> int:
+    """``value`` if it is an int (not a bool) in ``[low, high]``; else a BenchkillError
+    naming ``what``.  The one integer check of the library (the CLI's argparse types in
+    :mod:`benchkill.cli.args` use it too)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        kind = "a positive integer" if low == 1 else f"an integer >= {low}"
+        raise BenchkillError(f"{what} must be {kind}, not {value!r}")
+    if high is not None and value > high:
+        raise BenchkillError(f"{what} must be at most {high:,}, not {value:,}")
+    return value
+
+
 def one_line(exc: BaseException | str, limit: int = 300) -> str:
     """The line of an exception (or of a child's stderr) that says what went wrong.
 
@@ -27,15 +39,3 @@ def one_line(exc: BaseException | str, limit: int = 300) -> str:
         return f"{lines[0]} (line {where.rsplit(':', 2)[-2]})"[:limit]
     backtrace = any(line.startswith(('File "', "Traceback", "#")) for line in lines)
     return (lines[-1] if backtrace or len(lines) > 1 else lines[0])[:limit]
-
-
-def _register_with_tvm_ffi() -> None:
-    """Let a BenchkillError raised inside a TVM pass callback reach Python as itself."""
-    try:
-        import tvm_ffi
-    except ImportError:  # pragma: no cover - tvm is a dependency
-        return
-    tvm_ffi.register_error("BenchkillError", BenchkillError)
-
-
-_register_with_tvm_ffi()

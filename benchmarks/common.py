@@ -25,13 +25,12 @@ MEMORY_SIZES = (30_000,)
 #: The two pass implementations compared.
 IMPLS = ("benchkill", "tvm")
 
-#: VM workloads (kept small: each variant is an LLVM build), exec modes and kill
-#: variants; "none" is the build without a kill step.
+#: VM workloads (names of :data:`benchkill.inputs.workloads.WORKLOADS`, built with their
+#: quick parameters: each variant is an LLVM build), exec modes and kill variants;
+#: "none" is the build without a kill step.
 VM_WORKLOADS = ("chain", "if_chain")
 EXEC_MODES = ("bytecode", "compiled")
 KILLS = ("none", "tvm", "benchkill", "beyond")
-#: Layers and MiB per tensor of the VM workloads.
-VM_LAYERS, VM_MIB = 8, 4
 MEMORY_CFG = "pooled"
 
 
@@ -59,15 +58,11 @@ def kill_variant(label: str) -> str | None:
 
 @cache
 def workload(name: str) -> Any:
-    """The VM workload ``name`` (a :class:`benchkill.inputs.workloads.Workload`)."""
-    from benchkill.errors import BenchkillError
-    from benchkill.inputs import workloads
+    """The VM workload ``name`` with its quick parameters (a
+    :class:`benchkill.inputs.workloads.Workload`)."""
+    from benchkill.inputs.workloads import make_workload
 
-    if name == "chain":
-        return workloads.layer_chain(VM_LAYERS, VM_MIB)
-    if name == "if_chain":
-        return workloads.if_chain(VM_LAYERS, VM_MIB)
-    raise BenchkillError(f"unknown VM workload {name!r}; expected one of {VM_WORKLOADS}")
+    return make_workload(name, quick=True)
 
 
 @lru_cache(maxsize=4)

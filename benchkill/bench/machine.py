@@ -13,31 +13,14 @@ import platform
 import re
 import socket
 import subprocess
-from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
 from benchkill import __version__
+from benchkill.bench.model import Machine
 
 #: The project's source tree (the repository holding this package when installed editable).
 PROJECT_DIR = Path(__file__).resolve().parents[2]
-
-
-@dataclass(frozen=True)
-class Machine:
-    """Where and with what a run was measured.  ``name`` names the results directory."""
-
-    name: str
-    hostname: str | None = None
-    cpu_model: str | None = None
-    cores: int | None = None
-    memory_bytes: int | None = None
-    os: str | None = None
-    python: str | None = None
-    tvm_version: str | None = None
-    benchkill_version: str | None = None
-    git_commit: str | None = None
-    git_dirty: bool | None = None
 
 
 def machine_name(hostname: str) -> str:

@@ -1,9 +1,14 @@
-"""What a suite hands to the runner: case specifications and measured records.
+"""The record model: what a suite hands to the runner and what a results file stores.
 
-The runner (``benchkill run``) asks a suite for its cases, runs each with
-``run_case`` and stores every returned :class:`Record` (with summary statistics
-added by :mod:`benchkill.stats`) in the results file.  One case may return several
-records, e.g. benchkill's, TVM's and the naive pass timed side by side on one module.
+The runner (``benchkill run``) asks a suite for its cases, runs each with ``run_case``
+and stores every returned :class:`Record` (with summary statistics added by
+:mod:`benchkill.stats`) in the results file, together with the :class:`Machine` the run
+measured.  One case may return several records, e.g. benchkill's, TVM's and the naive
+pass timed side by side on one module.
+
+:func:`label` is the one way a measurement is named in text (``suite:name[k=v,...]
+metric``): case keys, ``compare --only``, tables and figure legends all use it.  This
+module imports nothing of benchkill, so every layer above may use it.
 """
 
 from __future__ import annotations
@@ -17,6 +22,25 @@ FAILED = "failed"
 EXPECTED_FAILURE = "expected-failure"
 STATUSES = (OK, FAILED, EXPECTED_FAILURE)
 
+#: Other spellings of the units records use ("seconds", "bytes", "ratio").
+UNIT_ALIASES = {"s": "seconds", "sec": "seconds", "B": "bytes"}
+
+
+def canonical_unit(unit: str) -> str:
+    """``"s"`` -> ``"seconds"``, ``"B"`` -> ``"bytes"``; other units unchanged."""
+    return UNIT_ALIASES.get(unit, unit)
+
+
+def params_text(params: dict[str, Any], sep: str = ",") -> str:
+    """``k=v`` for every parameter, sorted by name, joined by ``sep``."""
+    return sep.join(f"{k}={params[k]}" for k in sorted(params))
+
+
+def label(suite: str, name: str, params: dict[str, Any], metric: str | None = None) -> str:
+    """``suite:name[k=v,...] metric`` (without the metric: the case's name)."""
+    case = f"{suite}:{name}[{params_text(params)}]"
+    return f"{case} {metric}" if metric else case
+
 
 @dataclass(frozen=True)
 class CaseSpec:
@@ -29,8 +53,7 @@ class CaseSpec:
     @property
     def key(self) -> str:
         """A stable identifier, used by ``--resume`` to skip finished cases."""
-        items = ",".join(f"{k}={self.params[k]}" for k in sorted(self.params))
-        return f"{self.suite}:{self.name}[{items}]"
+        return label(self.suite, self.name, self.params)
 
 
 @dataclass(frozen=True)
@@ -51,3 +74,23 @@ class Record:
     status: str = OK
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """Where and with what a run was measured.  ``name`` names the results directory.
+
+    :func:`benchkill.bench.machine.collect_machine` fills it in for this machine.
+    """
+
+    name: str
+    hostname: str | None = None
+    cpu_model: str | None = None
+    cores: int | None = None
+    memory_bytes: int | None = None
+    os: str | None = None
+    python: str | None = None
+    tvm_version: str | None = None
+    benchkill_version: str | None = None
+    git_commit: str | None = None
+    git_dirty: bool | None = None

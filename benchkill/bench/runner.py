@@ -1,9 +1,10 @@
-"""The run loop of ``benchkill run``: cases in order, progress, incremental save, resume.
+"""The run loop of ``benchkill run``: cases in order, progress, a record sink, resume.
 
-Every finished case is written to the results file at once (atomically), so an
-interrupted run keeps what it measured and ``--resume`` completes it.  A case whose
-``run_case`` raises becomes a FAILED record carrying the error, and the run goes on:
-one broken case must not cost the measurements of all the others.
+Every finished case goes at once to a :class:`Sink` (``benchkill run`` gives a
+:class:`benchkill.results.recorder.ResultsFile`, which saves it atomically), so an
+interrupted run keeps what it measured and a resumed one skips the sink's finished
+cases.  A case whose ``run_case`` raises becomes a FAILED record carrying the error, and
+the run goes on: one broken case must not cost the measurements of all the others.
 """
 
 from __future__ import annotations
@@ -12,14 +13,12 @@ import json
 import math
 import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
 from typing import IO, Any, Protocol
 
 from benchkill.bench.model import FAILED, STATUSES, CaseSpec, Record
 from benchkill.errors import BenchkillError
-from benchkill.results.store import ResultRecord, Results, save
 
 
 def utc_now() -> str:
@@ -39,14 +38,30 @@ class Progress(Protocol):
         index: int,
         total: int,
         spec: CaseSpec,
-        records: Sequence[ResultRecord],
+        records: Sequence[Record],
         seconds: float,
     ) -> None: ...
 
     def stop(self) -> None: ...
 
 
-def _outcome(records: Sequence[ResultRecord]) -> str:
+class Sink(Protocol):
+    """Where the records of finished cases go (a results file, in ``benchkill run``)."""
+
+    @property
+    def quick(self) -> bool: ...
+
+    @property
+    def done(self) -> frozenset[str]: ...
+
+    def start(self) -> None: ...
+
+    def add(self, spec: CaseSpec, seconds: float, records: Sequence[Record]) -> None: ...
+
+    def finish(self, finished_at: str) -> Any: ...
+
+
+def _outcome(records: Sequence[Record]) -> str:
     failed = [r for r in records if r.status == FAILED]
     if failed:
         return f"FAILED: {failed[0].error}"
@@ -125,9 +140,8 @@ def make_progress(stream: IO[str] = sys.stderr) -> Progress:
     return RichProgress(stream) if isatty is not None and isatty() else PlainProgress(stream)
 
 
-def _failed(spec: CaseSpec, error: str) -> ResultRecord:
-    return ResultRecord(
-        case=spec.key,
+def _failed(spec: CaseSpec, error: str) -> Record:
+    return Record(
         suite=spec.suite,
         name=spec.name,
         params=dict(spec.params),
@@ -138,8 +152,8 @@ def _failed(spec: CaseSpec, error: str) -> ResultRecord:
     )
 
 
-def _check(record: Any, spec: CaseSpec) -> ResultRecord:
-    """Turn a suite's Record into a stored record; a malformed one raises ValueError."""
+def _check(record: Any) -> Record:
+    """A suite's Record, checked: a malformed one raises ValueError."""
     if not isinstance(record, Record):
         raise ValueError(f"run_case returned {type(record).__name__}, not a Record")
     if record.status not in STATUSES:
@@ -153,13 +167,13 @@ def _check(record: Any, spec: CaseSpec) -> ResultRecord:
         json.dumps([record.params, record.extra], allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"record {record.metric!r} is not JSON-serialisable: {exc}") from None
-    return ResultRecord.from_record(record, spec.key)
+    return record
 
 
-def run_case(suite: Any, spec: CaseSpec) -> list[ResultRecord]:
+def run_case(suite: Any, spec: CaseSpec) -> list[Record]:
     """Run one case; an exception (or a malformed record) becomes one FAILED record."""
     try:
-        records = [_check(r, spec) for r in suite.run_case(spec)]
+        records = [_check(r) for r in suite.run_case(spec)]
     except Exception as exc:  # noqa: BLE001 - a broken case must not stop the run
         message = " ".join(str(exc).split()) or "(no message)"
         return [_failed(spec, f"{type(exc).__name__}: {message}")]
@@ -181,23 +195,22 @@ def plan(suites: Sequence[Any], quick: bool) -> list[tuple[Any, CaseSpec]]:
 
 def run(
     suites: Sequence[Any],
-    results: Results,
-    path: Any,
+    sink: Sink,
     progress: Progress,
     *,
     clock: Callable[[], float] = time.perf_counter,
     now: Callable[[], str] = utc_now,
-) -> Results:
-    """Run every case of ``suites`` not yet in ``results``, saving to ``path`` after each.
+) -> Any:
+    """Run every case of ``suites`` not yet done in ``sink``, adding each when it finishes.
 
-    Returns the completed results (``settings.finished_at`` set).  KeyboardInterrupt
-    propagates after the progress display is stopped; the file then holds every case
-    finished before it.
+    Returns ``sink.finish(now())`` once all are done.  KeyboardInterrupt propagates after
+    the progress display is stopped; the sink then holds every case finished before it.
     """
-    pairs = plan(suites, results.settings.quick)
-    todo = [(s, spec) for s, spec in pairs if spec.key not in results.done]
+    pairs = plan(suites, sink.quick)
+    done_keys = sink.done
+    todo = [(s, spec) for s, spec in pairs if spec.key not in done_keys]
     total, done = len(pairs), len(pairs) - len(todo)
-    save(results, path)
+    sink.start()
     progress.start(total, done)
     try:
         for index, (suite, spec) in enumerate(todo, start=done + 1):
@@ -205,16 +218,13 @@ def run(
             t0 = clock()
             records = run_case(suite, spec)
             seconds = clock() - t0
-            results = results.with_case(spec, seconds, records)
-            save(results, path)
+            sink.add(spec, seconds, records)
             progress.case_finished(index, total, spec, records, seconds)
     finally:
         progress.stop()
-    results = replace(results, settings=replace(results.settings, finished_at=now()))
-    save(results, path)
-    return results
+    return sink.finish(now())
 
 
-def failed_records(results: Results) -> list[ResultRecord]:
-    """Records that failed unexpectedly (EXPECTED_FAILURE does not count)."""
-    return [r for r in results.records if r.status == FAILED]
+def failed_records(records: Iterable[Any]) -> list[Any]:
+    """The records that failed unexpectedly (EXPECTED_FAILURE does not count)."""
+    return [r for r in records if r.status == FAILED]

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from benchkill.errors import BenchkillError
+from benchkill.errors import BenchkillError, check_int
 
 Clock = Callable[[], float]
 
@@ -147,10 +147,7 @@ def interleave(
             rounds = None  # decided after the first timed round
         else:
             rounds = repeats(warm_t) if callable(repeats) else repeats
-            if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-                raise BenchkillError(
-                    f"interleave: repeats must be a positive integer, got {rounds!r}"
-                )
+            check_int(rounds, "interleave: repeats")
         done = 0
         while rounds is None or done < rounds:
             gc.collect()

@@ -6,28 +6,45 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import tvm
+from benchkill.cli import args as types
+from benchkill.cli.outputs import refuse_overwrite, write_text
+from benchkill.errors import BenchkillError, one_line
+from benchkill.relax.ops import KILLS
 
-from benchkill.errors import BenchkillError
-from benchkill.execution.pipeline import kill_pass
+if TYPE_CHECKING:
+    import tvm
 
 VARIANTS = ("benchkill", "tvm", "beyond", "legacy")
-KILL_OPS = ("relax.memory.kill_tensor", "relax.memory.kill_storage", "relax.vm.kill_object")
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "apply",
-        help="apply a KillAfterLastUse variant to a module file or a generated module",
-        description="Apply KillAfterLastUse to a lowered module (TVMScript or tvm.ir.save_json "
-        "JSON file, or --generate FAMILY N) and print the result as TVMScript; a summary "
-        "line (kills inserted, pass time) goes to stderr.",
+class _Generate(argparse.Action):
+    """``--generate FAMILY N_OPS``: N_OPS checked as a positive whole number."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        family, n_ops = values
+        try:
+            n = types.positive_int(n_ops)
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentError(self, f"N_OPS {exc}") from None
+        setattr(namespace, self.dest, (family, n))
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Apply KillAfterLastUse to a lowered module (a TVMScript file, or --generate FAMILY "
+        "N_OPS) and print the result as TVMScript; a summary line (kills inserted, pass "
+        "time) goes to stderr.  Exit 2 when the module cannot be read or the pass rejects it."
     )
     source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("file", nargs="?", help="TVMScript or JSON file")
+    source.add_argument("file", nargs="?", help="TVMScript file")
     source.add_argument(
-        "--generate", nargs=2, metavar=("FAMILY", "N_OPS"), help="use benchkill.generate"
+        "--generate",
+        nargs=2,
+        metavar=("FAMILY", "N_OPS"),
+        action=_Generate,
+        help="use benchkill.generate",
     )
     p.add_argument("--variant", choices=VARIANTS, default="benchkill", help="which pass")
     p.add_argument(
@@ -36,7 +53,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "Relax functions in apache-tvm 0.27, so no JSON is written)",
     )
     p.add_argument("--quiet", action="store_true", help="print only the summary line")
-    p.set_defaults(func=run)
 
 
 def _module(args: argparse.Namespace) -> tvm.IRModule:
@@ -44,11 +60,7 @@ def _module(args: argparse.Namespace) -> tvm.IRModule:
         from benchkill.inputs.families import generate
 
         family, n_ops = args.generate
-        try:
-            n = int(n_ops)
-        except ValueError:
-            raise BenchkillError(f"N_OPS must be a whole number, got {n_ops!r}") from None
-        return generate(family, n)
+        return generate(family, n_ops)
     from benchkill.relax.text import read_module
 
     return read_module(args.file)
@@ -57,10 +69,15 @@ def _module(args: argparse.Namespace) -> tvm.IRModule:
 def count_kills(mod: tvm.IRModule) -> dict[str, int]:
     """How many calls of each kill operator ``mod``'s printed form holds."""
     text = mod.script(show_meta=False)
-    return {op.rsplit(".", 1)[-1]: text.count(op.replace("relax.", "R.") + "(") for op in KILL_OPS}
+    return {op.rsplit(".", 1)[-1]: text.count(op.replace("relax.", "R.") + "(") for op in KILLS}
 
 
 def run(args: argparse.Namespace) -> int:
+    from benchkill.execution.pipeline import kill_pass
+
+    inputs = [Path(args.file)] if args.file else []
+    if args.out:
+        refuse_overwrite(Path(args.out), inputs, "the module")  # before any work
     mod = _module(args)
     before = count_kills(mod)
     start = time.perf_counter()
@@ -68,16 +85,12 @@ def run(args: argparse.Namespace) -> int:
         after = kill_pass(args.variant)(mod)
     except BenchkillError:
         raise
-    except tvm.error.TVMError as exc:
-        raise BenchkillError(f"the pass rejected the module: {str(exc).splitlines()[0]}") from None
+    except RuntimeError as exc:  # every TVM error is a RuntimeError
+        raise BenchkillError(f"the pass rejected the module: {one_line(exc)}") from None
     seconds = time.perf_counter() - start
     added = {k: v - before[k] for k, v in count_kills(after).items()}
     if args.out:
-        path = Path(args.out)
-        try:
-            path.write_text(after.script())
-        except OSError as exc:
-            raise BenchkillError(f"cannot write {path}: {exc.strerror or exc}") from None
+        write_text(Path(args.out), after.script(), inputs, "the module")
     elif not args.quiet:
         print(after.script())
     summary = ", ".join(f"{n} {k}" for k, n in added.items())

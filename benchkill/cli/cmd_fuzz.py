@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from benchkill.cli import args as types
 from benchkill.errors import BenchkillError
 
 # The generator options that reach known failures (benchkill.fuzz.KNOWN_FAILURES), named
@@ -14,38 +15,31 @@ KNOWN_FAILURE_FLAGS = {
 }
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise BenchkillError(f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise BenchkillError(f"expected a non-negative integer, got {value}")
-    return value
-
-
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "fuzz",
-        help="differential fuzzing: benchkill's kill pass vs TVM's on random lowered modules",
-        description="Draw random lowered Relax functions (hypothesis), check that benchkill's "
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Draw random lowered Relax functions (hypothesis), check that benchkill's "
         "KillAfterLastUse equals TVM's and that verify_kills accepts its output in both modes; "
         "optionally build and run random high-level programs with every kill variant. "
-        "Exit 0 when every example passes, 1 with the minimal failing example.",
+        "Exit 0 when every example passes, 1 with the minimal failing example."
     )
     p.add_argument(
-        "--examples", type=_positive, default=1000, help="lowered modules to check (default 1000)"
+        "--examples",
+        type=types.positive_int,
+        default=1000,
+        help="lowered modules to check (default 1000)",
     )
-    p.add_argument("--seed", type=_positive, default=0, help="hypothesis seed (default 0)")
+    p.add_argument(
+        "--seed", type=types.non_negative_int, default=0, help="hypothesis seed (default 0)"
+    )
     p.add_argument(
         "--max-statements",
-        type=_positive,
+        type=types.positive_int,
         default=30,
         help="statements per drawn function (default 30)",
     )
     p.add_argument(
         "--buildable",
-        type=_positive,
+        type=types.non_negative_int,
         default=0,
         help="high-level programs to build and run with each kill variant in both "
         "exec modes (seconds each; default 0)",
@@ -56,7 +50,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             action="store_true",
             help=f"reach a known failure: {text}",
         )
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,13 +61,11 @@ def run(args: argparse.Namespace) -> int:
         raise BenchkillError(
             "benchkill fuzz needs hypothesis: pip install 'benchkill[test]'"
         ) from None
-    if args.examples < 1:
-        raise BenchkillError("--examples must be at least 1")
     options = {option: getattr(args, option) for option in KNOWN_FAILURE_FLAGS}
     result = run_campaign(
         args.examples,
         seed_value=args.seed,
-        max_statements=max(1, args.max_statements),
+        max_statements=args.max_statements,
         buildable=args.buildable,
         **options,
     )

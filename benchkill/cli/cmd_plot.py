@@ -6,27 +6,31 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchkill.reporting.plot import plot_results
-from benchkill.reporting.verdicts import load_any
+from benchkill.cli.outputs import shown, staged_directory
+from benchkill.errors import BenchkillError
+from benchkill.results.asv_import import load_any
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "plot",
-        help="draw figures of results files",
-        description="Draw the figures the results have records for (PNG and SVG) and print "
-        "their paths.  With several files, also the history of each benchmark.",
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Draw the figures the results have records for (PNG and SVG) and print their "
+        "paths.  With several files, also the history of each benchmark."
     )
     p.add_argument("results", type=Path, nargs="+", help="benchkill or asv results files")
     p.add_argument("--out", type=Path, default=Path("figures"), help="directory (default figures/)")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from benchkill.reporting.plot import plot_results
+
     runs = [load_any(path) for path in args.results]
-    output = plot_results(runs, args.out)
+    with staged_directory(args.out, args.results) as stage:  # moved into --out when done
+        output = plot_results(runs, stage)
+        if not output.paths:
+            reasons = "; ".join(note.removeprefix("skipped ") for note in output.notes)
+            raise BenchkillError(f"nothing to draw: {reasons}")
     for path in output.paths:
-        print(path)
+        print(shown(args.out / path.name))
     for note in output.notes:
         print(f"note: {note}", file=sys.stderr)
     return 0

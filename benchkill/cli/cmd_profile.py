@@ -4,29 +4,28 @@ from __future__ import annotations
 
 import argparse
 
-from benchkill.errors import BenchkillError
+from benchkill.cli import args as types
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "profile",
-        help="CPU time per binding of each step of benchkill's pass on a generated module",
-        description="Generate FAMILY with N ops and print the minimum CPU time per binding "
-        "(microseconds, time.process_time) of each step of benchkill's KillAfterLastUse.",
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Generate FAMILY with N ops and print the minimum CPU time per binding "
+        "(microseconds, time.process_time) of each step of benchkill's KillAfterLastUse."
     )
-    p.add_argument("family")
-    p.add_argument("n_ops", type=int)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--repeats", type=int, default=3)
-    p.set_defaults(func=run)
+    p.add_argument("family", metavar="FAMILY", help="a family of benchkill.generate")
+    p.add_argument(
+        "n_ops", metavar="N", type=types.positive_int, help="number of lowered operators"
+    )
+    p.add_argument("--seed", type=types.non_negative_int, default=0, help="random seed (default 0)")
+    p.add_argument(
+        "--repeats", type=types.positive_int, default=3, help="runs per step (default 3)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from benchkill.inputs.families import count_bindings, generate
     from benchkill.passes.profile import profile_function
 
-    if args.repeats < 1:
-        raise BenchkillError("--repeats must be at least 1")
     mod = generate(args.family, args.n_ops, args.seed)
     bindings = count_bindings(mod)
     profile = profile_function(mod["main"], bindings, repeats=args.repeats)

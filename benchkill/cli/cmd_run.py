@@ -1,27 +1,40 @@
-"""``benchkill run``: run the benchmark suites and write a versioned results file."""
+"""``benchkill run``: run the benchmark suites and write a versioned results file.
+
+The output (a new file, or the ``--resume`` file) is locked for the whole run
+(:func:`benchkill.results.locking.exclusive`): a second run on it gets one line and exit
+code 2.  A new file is created exclusively, so no run replaces another's file, and a
+default file name carries the time to the microsecond.  ``--resume`` refuses a file
+measured with other code (another git commit, a clean tree that is now dirty or the
+reverse, another apache-tvm) unless ``--allow-code-change``; each record keeps the
+commit it was measured at either way.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import ExitStack
 from datetime import datetime, timezone
 from pathlib import Path
 
-from benchkill.bench.machine import Machine, collect_machine
+from benchkill.bench.machine import collect_machine
+from benchkill.bench.model import FAILED, Machine
 from benchkill.bench.runner import failed_records, make_progress, utc_now
 from benchkill.bench.runner import run as run_suites
 from benchkill.bench.suites import SUITES, load_suite
+from benchkill.cli.outputs import check_new_file, shown
 from benchkill.errors import BenchkillError
-from benchkill.results.store import Results, RunSettings, load
+from benchkill.execution.child import remove_stale_work_dirs
+from benchkill.results.locking import Locked, exclusive
+from benchkill.results.recorder import ResultsFile
+from benchkill.results.store import CodeState, Results, RunSettings, load
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "run",
-        help="run benchmark suites, save results",
-        description="Run the benchmark suites and save every finished case to a results file "
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Run the benchmark suites and save every finished case to a results file "
         "(results/<machine>/<UTC time>-<commit>.json by default).  Exit code 1 when a case "
-        "failed unexpectedly.",
+        "failed unexpectedly."
     )
     p.add_argument(
         "--suite",
@@ -33,7 +46,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--resume", type=Path, metavar="PATH", help="complete an interrupted results file"
     )
-    p.set_defaults(func=run)
+    p.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="with --resume: measure the cases that failed again (their old records go)",
+    )
+    p.add_argument(
+        "--allow-code-change",
+        action="store_true",
+        help="with --resume: continue even though the code changed since the file was "
+        "measured (each record keeps its own commit; compare and report show the mix)",
+    )
 
 
 def suite_names(spec: str) -> tuple[str, ...]:
@@ -62,8 +85,9 @@ def _load_suites(names: tuple[str, ...]) -> list:
 
 
 def default_path(machine: Machine, now: datetime | None = None) -> Path:
-    """results/<machine>/<UTC timestamp>-<short commit or nogit>.json, relative to cwd."""
-    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+    """results/<machine>/<UTC time to the microsecond>-<short commit or nogit>.json,
+    relative to cwd."""
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%S.%fZ")
     return Path("results") / machine.name / f"{stamp}-{machine.git_commit or 'nogit'}.json"
 
 
@@ -71,58 +95,134 @@ def _command(names: tuple[str, ...], quick: bool) -> tuple[str, ...]:
     return ("benchkill", "run", "--suite", ",".join(names)) + (("--quick",) if quick else ())
 
 
-def _prepare(args: argparse.Namespace) -> tuple[Results, Path]:
-    """The results to continue and where they go; checks options before touching files."""
-    machine = collect_machine()
-    if args.resume is not None:
-        if args.out is not None:
-            raise BenchkillError("--resume writes back to its own file; do not give --out")
-        results = load(args.resume)
-        settings = results.settings
-        if args.suite is not None and suite_names(args.suite) != settings.suites:
-            raise BenchkillError(
-                f"{args.resume}: was run with --suite {','.join(settings.suites)}, not {args.suite}"
-            )
-        if args.quick and not settings.quick:
-            raise BenchkillError(f"{args.resume}: was not run with --quick")
-        if results.machine.name != machine.name:
-            raise BenchkillError(
-                f"{args.resume}: measured on machine {results.machine.name!r}, "
-                f"this is {machine.name!r}; results of two machines must not be mixed"
-            )
-        settings = RunSettings(
-            suites=settings.suites,
-            quick=settings.quick,
-            command=settings.command,
-            started_at=settings.started_at,
-            finished_at=None,
-            resumed_at=settings.resumed_at + (utc_now(),),
+def _code(state: CodeState) -> str:
+    commit, dirty = state
+    return (commit or "no git commit") + (" (dirty)" if dirty else "")
+
+
+def _check_code(path: Path, results: Results, machine: Machine, allow: bool) -> None:
+    """Refuse to resume ``results`` with other code than measured them, unless ``allow``."""
+    now = (machine.git_commit, machine.git_dirty)
+    start = (results.machine.git_commit, results.machine.git_dirty)
+    then = [s for s in dict.fromkeys((start, *results.code_states)) if s != now]
+    old_tvm, new_tvm = results.machine.tvm_version, machine.tvm_version
+    tvm_changed = bool(old_tvm and new_tvm and old_tvm != new_tvm)
+    changes = [f"commit {', '.join(map(_code, then))}"] if then else []
+    changes += [f"apache-tvm {old_tvm}"] if tvm_changed else []
+    if not changes:
+        return
+    now_text = _code(now) + (f", apache-tvm {new_tvm}" if tvm_changed else "")
+    if not allow:
+        raise BenchkillError(
+            f"{path}: measured with {' and '.join(changes)}, the code now is {now_text}; "
+            "resuming would mix two versions of the code (--allow-code-change does, "
+            "each record keeping its own commit)"
         )
-        return Results(machine, settings, results.cases, results.records), args.resume
+    print(
+        f"benchkill: warning: {path} was measured with {' and '.join(changes)}; the cases "
+        f"measured now are recorded with {now_text}",
+        file=sys.stderr,
+    )
+
+
+def _resumed(args: argparse.Namespace, machine: Machine) -> Results:
+    """The results of ``--resume`` to continue (read with the file locked)."""
+    results = load(args.resume)
+    settings = results.settings
+    if args.suite is not None and suite_names(args.suite) != settings.suites:
+        raise BenchkillError(
+            f"{args.resume}: was run with --suite {','.join(settings.suites)}, not {args.suite}"
+        )
+    if args.quick and not settings.quick:
+        raise BenchkillError(f"{args.resume}: was not run with --quick")
+    if results.machine.name != machine.name:
+        raise BenchkillError(
+            f"{args.resume}: measured on machine {results.machine.name!r}, "
+            f"this is {machine.name!r}; results of two machines must not be mixed"
+        )
+    _check_code(args.resume, results, machine, args.allow_code_change)
+    if args.retry_failed:
+        results = results.without_cases({r.case for r in results.records if r.status == FAILED})
+    settings = RunSettings(
+        suites=settings.suites,
+        quick=settings.quick,
+        command=settings.command,
+        started_at=settings.started_at,
+        finished_at=None,
+        resumed_at=settings.resumed_at + (utc_now(),),
+    )
+    # the machine stays the one the run started on; each record carries its own commit
+    return Results(results.machine, settings, results.cases, results.records)
+
+
+def _claim_default(machine: Machine, stack: ExitStack) -> Path:
+    """A default path no other run has, locked (names differ by the microsecond)."""
+    for _ in range(100):
+        path = default_path(machine)
+        try:
+            stack.enter_context(exclusive(path, create_dir=True))
+        except Locked:
+            continue
+        if not path.exists():
+            return path
+        stack.close()
+    raise BenchkillError(f"{path.parent}: found no free results file name")
+
+
+def _options(args: argparse.Namespace) -> None:
+    if args.resume is None:
+        for flag, given in (
+            ("--retry-failed", args.retry_failed),
+            ("--allow-code-change", args.allow_code_change),
+        ):
+            if given:
+                raise BenchkillError(f"{flag} applies to a resumed run; give --resume PATH")
+    elif args.out is not None:
+        raise BenchkillError("--resume writes back to its own file; do not give --out")
+
+
+def _prepare(args: argparse.Namespace, stack: ExitStack) -> tuple[ResultsFile, list]:
+    """The results file to fill, locked in ``stack``, and the suites to run; every option
+    and file is checked before anything is written."""
+    _options(args)
+    machine = collect_machine()
+    code = (machine.git_commit, machine.git_dirty)
+    if args.resume is not None:
+        load(args.resume)  # a missing or broken file is reported before any lock file
+        stack.enter_context(exclusive(args.resume))
+        results = _resumed(args, machine)  # read again, now that no run can change it
+        suites = _load_suites(results.settings.suites)
+        return ResultsFile(results, args.resume, code), suites
     names = suite_names(args.suite or "all")
     quick = bool(args.quick)
-    path = args.out if args.out is not None else default_path(machine)
-    if path.exists():
-        raise BenchkillError(f"{path}: already exists; choose another --out or use --resume")
+    suites = _load_suites(names)
     settings = RunSettings(
         suites=names, quick=quick, command=_command(names, quick), started_at=utc_now()
     )
-    return Results(machine, settings), path
+    if args.out is not None:
+        check_new_file(args.out)
+        stack.enter_context(exclusive(args.out, create_dir=True))
+        path = args.out
+    else:
+        path = _claim_default(machine, stack)
+    return ResultsFile(Results(machine, settings), path, code, create=True), suites
 
 
 def run(args: argparse.Namespace) -> int:
-    results, path = _prepare(args)
-    suites = _load_suites(results.settings.suites)
-    try:
-        results = run_suites(suites, results, path, make_progress(sys.stderr))
-    except KeyboardInterrupt:
-        print(
-            f"benchkill: interrupted; finished cases are kept in {path}; "
-            f"complete them with: benchkill run --resume {path}",
-            file=sys.stderr,
-        )
-        return 130
-    failed = failed_records(results)
+    remove_stale_work_dirs()  # of runs killed before they could remove them
+    with ExitStack() as stack:
+        sink, suites = _prepare(args, stack)
+        path = shown(sink.path)
+        try:
+            results = run_suites(suites, sink, make_progress(sys.stderr))
+        except KeyboardInterrupt:
+            print(
+                f"benchkill: interrupted; finished cases are kept in {path}; "
+                f"complete them with: benchkill run --resume {path}",
+                file=sys.stderr,
+            )
+            return 130
+    failed = failed_records(results.records)
     print(f"wrote {path} ({len(results.cases)} cases, {len(results.records)} records)")
     if failed:
         print(f"{len(failed)} record(s) failed unexpectedly:", file=sys.stderr)

@@ -24,11 +24,16 @@ KILL_VARIANTS = {
 }
 
 
-def kill_pass(kill: str | None) -> tvm.ir.transform.Pass | None:
-    """The pass that stands for the kill variant ``kill`` (None: no kill step)."""
+def check_kill_variant(kill: object) -> None:
+    """Raise BenchkillError unless ``kill`` names a kill variant (:data:`KILL_VARIANTS`)."""
     if kill not in KILL_VARIANTS:
         names = ", ".join(repr(k) for k in KILL_VARIANTS)
         raise BenchkillError(f"unknown kill variant {kill!r}; expected one of {names}")
+
+
+def kill_pass(kill: str | None) -> tvm.ir.transform.Pass | None:
+    """The pass that stands for the kill variant ``kill`` (None: no kill step)."""
+    check_kill_variant(kill)
     if kill is None:
         return None
     if kill == "tvm":

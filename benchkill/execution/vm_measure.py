@@ -2,28 +2,28 @@
 
 :func:`measure_vm` builds with ``relax.build(mod, "llvm",
 relax_pipeline=build_pipeline(kill=...), exec_mode=...)`` and runs the function in a
-fresh child process (:mod:`benchkill._vm_child`): a warm-up run gives the outputs,
-``repeat`` timed runs follow with a warm allocator pool, then ``peak_repeat`` runs,
-each on a fresh VM with an empty pool, give the peak (method in
-:mod:`benchkill.memory`), and in bytecode mode one more instrumented run gives the
-memory timeline.  A build or run failure,
-or a crash of the child, is recorded in :attr:`VMResult.error`, never raised: the
-pre-fix ``kill="legacy"`` compiled build is expected to fail.
+fresh child process (task ``"vm"`` of :mod:`benchkill.execution.child`, done by
+:mod:`benchkill.execution.vm_task`): a warm-up run gives the outputs, ``repeat`` timed
+runs follow with a warm allocator pool, then ``peak_repeat`` runs, each on a fresh VM with
+an empty pool, give the peak (method in :mod:`benchkill.execution.peak`), and in bytecode
+mode one more instrumented run gives the memory timeline.  A build or run failure, or a
+crash of the child, is recorded in :attr:`VMResult.error`, never raised: the pre-fix
+``kill="legacy"`` compiled build is expected to fail.
 """
 
 from __future__ import annotations
 
-import json
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchkill.errors import BenchkillError
-from benchkill.execution.memory import VMEvent, run_child
+from benchkill.analysis.liveness import check_function
+from benchkill.errors import BenchkillError, check_int
+from benchkill.execution.child import run_task, work_dir
+from benchkill.execution.peak import VMEvent
+from benchkill.execution.pipeline import check_kill_variant
 from benchkill.relax.text import module_text
 
 EXEC_MODES = ("bytecode", "compiled")
@@ -61,23 +61,14 @@ class VMResult:
     stage: str | None = None
 
 
-def _positive_int(value: Any, what: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise BenchkillError(f"{what} must be a positive integer, not {value!r}")
-
-
 def _check_options(exec_mode: str, kill: Any, memory_cfg: str) -> None:
-    from benchkill.execution.pipeline import KILL_VARIANTS
-
     if exec_mode not in EXEC_MODES:
         raise BenchkillError(f"exec_mode must be one of {', '.join(EXEC_MODES)}, not {exec_mode!r}")
     if memory_cfg not in MEMORY_CFGS:
         raise BenchkillError(
             f"memory_cfg must be one of {', '.join(MEMORY_CFGS)}, not {memory_cfg!r}"
         )
-    if kill not in KILL_VARIANTS:
-        names = ", ".join(repr(k) for k in KILL_VARIANTS)
-        raise BenchkillError(f"unknown kill variant {kill!r}; expected one of {names}")
+    check_kill_variant(kill)
 
 
 def _input_specs(inputs: Sequence[Any]) -> tuple[list[dict[str, Any]], dict[str, np.ndarray]]:
@@ -142,21 +133,12 @@ def measure_vm(
 
     Invalid options raise BenchkillError; build and run failures are returned.
     """
-    import tvm
-
     _check_options(exec_mode, kill, memory_cfg)
-    _positive_int(repeat, "repeat")
-    _positive_int(peak_repeat, "peak_repeat")
-    if not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise BenchkillError(f"timeout must be a positive number of seconds, not {timeout!r}")
-    if not isinstance(mod, tvm.IRModule):
-        raise BenchkillError(f"measure_vm needs a tvm.IRModule, not {type(mod).__name__}")
-    names = [gv.name_hint for gv in mod.get_global_vars()]
-    if func not in names:
-        raise BenchkillError(f"module has no function {func!r} (has {', '.join(sorted(names))})")
+    check_int(repeat, "repeat")
+    check_int(peak_repeat, "peak_repeat")
+    check_function(mod, func, "measure_vm")
     specs, arrays = _input_specs(inputs)
     request = {
-        "task": "vm",
         "exec_mode": exec_mode,
         "kill": kill,
         "memory_cfg": memory_cfg,
@@ -168,21 +150,13 @@ def measure_vm(
         "inputs": specs,
     }
     base = {"exec_mode": exec_mode, "kill": kill, "memory_cfg": memory_cfg}
-    with tempfile.TemporaryDirectory(prefix="benchkill-vm-") as tmp:
-        work = Path(tmp)
-        (work / "request.json").write_text(json.dumps(request))
+    with work_dir("benchkill-vm-") as work:
         (work / "module.py").write_text(module_text(mod))
         np.savez(work / "inputs.npz", **arrays)
-        outcome = run_child("benchkill.execution.vm_child", work, timeout)
-        result_file = work / "result.json"
-        if not result_file.exists():
-            stage_file = work / "stage"
-            stage = stage_file.read_text() if stage_file.exists() else "start"
-            what = outcome.describe() or "child process left no result"
-            if outcome.timed_out:
-                what += f" after {timeout:g} s"
-            return VMResult(ok=False, error=f"{what} (during {stage})", stage="child", **base)
-        result = json.loads(result_file.read_text())
+        outcome = run_task("benchkill.execution.vm_task:vm_task", request, work, timeout)
+        result = outcome.result
+        if result is None:
+            return VMResult(ok=False, error=outcome.failure(), stage="child", **base)
         outputs: tuple[np.ndarray, ...] = ()
         if "n_outputs" in result:
             with np.load(work / "outputs.npz") as saved:

@@ -16,15 +16,16 @@ and run on the VM after the kill step.  A module is deterministic in (family, n_
 from __future__ import annotations
 
 import random
-from functools import cache, lru_cache
+from functools import cache
 
 import tvm
 import tvm.ir._ffi_api as _ir_ffi
 import tvm.relax._ffi_api as _rx_ffi
 from tvm import relax
 
-from benchkill.errors import BenchkillError
+from benchkill.errors import BenchkillError, check_int
 from benchkill.inputs import models
+from benchkill.inputs.kernels import KERNELS, Atoms, i64
 
 #: family name -> what its ``main`` is made of (one line each)
 FAMILIES = {
@@ -43,9 +44,11 @@ FAMILIES = {
     models.NAME: models.DESCRIPTION,  # n_ops: layers (real IR, see benchkill.inputs.models)
 }
 
-#: Shape of every tensor; ``_TENSOR_BYTES`` is its size as float32.
+#: Shape of every tensor (float32).
+#: The largest module :func:`generate` makes (about 2.2 GiB of IR for a chain): a bound, so
+#: that a typo such as ``generate chain 100000000000`` fails at once, not after minutes.
+MAX_OPS = 10_000_000
 _SHAPE = (16, 16)
-_TENSOR_BYTES = 16 * 16 * 4
 #: ``planned``: storages allocated up front and reused, one tensor at a time at offset 0,
 #: as TVM's StaticPlanBlockMemory does (PrimFuncs require a zero byte offset).
 _POOL_STORAGES = 4
@@ -55,87 +58,13 @@ _NEAR, _FAR = 16, 64
 _MAX_DEPTH = 3
 _MAX_IF_OPS = 12
 
-_PRIM_FUNCS_SOURCE = """
-@I.ir_module
-class Kernels:
-    @T.prim_func(private=True, s_tir=True)
-    def unary(a: T.Buffer((T.int64(16), T.int64(16)), "float32"),
-              out: T.Buffer((T.int64(16), T.int64(16)), "float32")):
-        T.func_attr({"tirx.noalias": True})
-        for i, j in T.grid(T.int64(16), T.int64(16)):
-            with T.sblock("unary"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                out[vi, vj] = a[vi, vj] * T.float32(0.5) + T.float32(1)
 
-    @T.prim_func(private=True, s_tir=True)
-    def binary(a: T.Buffer((T.int64(16), T.int64(16)), "float32"),
-               b: T.Buffer((T.int64(16), T.int64(16)), "float32"),
-               out: T.Buffer((T.int64(16), T.int64(16)), "float32")):
-        T.func_attr({"tirx.noalias": True})
-        for i, j in T.grid(T.int64(16), T.int64(16)):
-            with T.sblock("binary"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                out[vi, vj] = (a[vi, vj] + b[vi, vj]) * T.float32(0.5)
-
-    @T.prim_func(private=True, s_tir=True)
-    def ternary(a: T.Buffer((T.int64(16), T.int64(16)), "float32"),
-                b: T.Buffer((T.int64(16), T.int64(16)), "float32"),
-                c: T.Buffer((T.int64(16), T.int64(16)), "float32"),
-                out: T.Buffer((T.int64(16), T.int64(16)), "float32")):
-        T.func_attr({"tirx.noalias": True})
-        for i, j in T.grid(T.int64(16), T.int64(16)):
-            with T.sblock("ternary"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                out[vi, vj] = (a[vi, vj] + b[vi, vj] + c[vi, vj]) * T.float32(0.25)
-
-    @T.prim_func(private=True, s_tir=True)
-    def scale(a: T.Buffer((T.int64(16), T.int64(16)), "float32"),
-              s: T.Buffer((), "float32"),
-              out: T.Buffer((T.int64(16), T.int64(16)), "float32")):
-        T.func_attr({"tirx.noalias": True})
-        for i, j in T.grid(T.int64(16), T.int64(16)):
-            with T.sblock("scale"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                out[vi, vj] = a[vi, vj] * s[()]
-"""
-
-#: kernels by number of tensor inputs, then the one that takes a scalar constant
-_KERNELS = ("unary", "binary", "ternary", "scale")
-
-
-@lru_cache(maxsize=1)
-def _kernels() -> tvm.IRModule:
-    """The PrimFuncs every generated module calls, parsed once per process."""
-    return tvm.script.from_source(_PRIM_FUNCS_SOURCE)
-
-
-class _Atoms:
-    """IR leaves shared by all bindings of one module (immutable, so sharing is safe)."""
+class _Atoms(Atoms):
+    """The shared leaves for 16x16 tensors, and those of the families' own bindings."""
 
     def __init__(self) -> None:
-        def i64(value: int) -> tvm.ir.Expr:
-            return tvm.tirx.IntImm("int64", value)
-
-        self.zero = i64(0)
-        self.shape = relax.ShapeExpr([i64(d) for d in _SHAPE])
-        self.tensor_ty = relax.TensorType(self.shape, "float32")
-        self.any_ty = relax.AnyType()
-        self.void_ty = tvm.ir.TupleType([])
-        self.bool_ty = tvm.ir.PrimType("bool")
-        self.global_scope = tvm.ir.StringImm("global")
-        self.uint8 = tvm.ir.GenericConst(tvm.DataType("uint8"), self.any_ty)
-        self.float32 = tvm.ir.GenericConst(tvm.DataType("float32"), self.any_ty)
-        self.storage_args = (
-            relax.ShapeExpr([i64(_TENSOR_BYTES)]),
-            self.zero,
-            self.global_scope,
-            self.uint8,
-        )
-        self.op_alloc_storage = tvm.ir.Op.get("relax.memory.alloc_storage")
-        self.op_alloc_tensor = tvm.ir.Op.get("relax.memory.alloc_tensor")
-        self.op_null_value = tvm.ir.Op.get("relax.null_value")
-        self.op_kill_tensor = tvm.ir.Op.get("relax.memory.kill_tensor")
-        self.op_kill_storage = tvm.ir.Op.get("relax.memory.kill_storage")
+        super().__init__(_SHAPE)
+        self.storage_args = (self.storage_bytes, self.zero, self.global_scope, self.uint8)
         self.match_shape = relax.ExternFunc("vm.builtin.match_shape")
         self.match_shape_tail = (i64(2), i64(0), i64(_SHAPE[0]), i64(0), i64(_SHAPE[1]))
         self.error_context = tvm.ir.StringImm(
@@ -145,8 +74,6 @@ class _Atoms:
         # Scalars print inline in TVMScript (a (16, 16) constant would go to the metadata
         # section, whose printing crashes in this TVM build).
         self.half = relax.const(0.5, "float32")
-        self.shape_ty = self.shape.ty
-        self.int64_ty = tvm.ir.PrimType("int64")
 
 
 class _Builder:
@@ -206,7 +133,7 @@ class _Builder:
         if storage is None:
             storage = self.alloc_storage()
         out = self.alloc_tensor(storage)
-        self.call_kernel(kernel or _KERNELS[len(inputs) - 1], (*inputs, out))
+        self.call_kernel(kernel or KERNELS[len(inputs) - 1], (*inputs, out))
         return out
 
     def null_value(self) -> relax.Var:
@@ -384,25 +311,18 @@ def generate(family: str, n_ops: int, seed: int = 0) -> tvm.IRModule:
 
     Deterministic in (family, n_ops, seed).  ``main`` takes ``x: R.Tensor((16, 16),
     "float32")`` (and ``cond: R.Prim("bool")`` for "control" and "mixed") and returns
-    the last tensor; the module also holds the PrimFuncs ``unary``, ``binary``, ``ternary``.
+    the last tensor; the module also holds the PrimFuncs of
+    :data:`benchkill.inputs.kernels.KERNELS`.
     """
     if family not in FAMILIES:
         raise BenchkillError(f"unknown family {family!r}; expected one of {', '.join(FAMILIES)}")
-    if isinstance(n_ops, bool) or not isinstance(n_ops, int) or n_ops < 1:
-        raise BenchkillError(f"n_ops must be a positive integer, got {n_ops!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise BenchkillError(f"seed must be an integer, got {seed!r}")
+    check_int(n_ops, "n_ops", high=MAX_OPS)
+    check_int(seed, "seed", low=-(2**63))
     if family == models.NAME:
         return models.generate(n_ops, seed)
     rng = random.Random(f"{family}/{n_ops}/{seed}")
     atoms = _Atoms()
-    kernels_mod = _kernels()
-    kernels = {}
-    for name in _KERNELS:
-        gv = tvm.ir.GlobalVar(name)
-        _rx_ffi.UpdateType(gv, kernels_mod.get_global_var(name).ty)
-        kernels[name] = gv
-    b = _Builder(atoms, kernels)
+    b = _Builder(atoms, atoms.kernel_vars)
 
     x = _ir_ffi.Var("x", atoms.tensor_ty, None)
     params = [x]
@@ -417,10 +337,7 @@ def generate(family: str, n_ops: int, seed: int = 0) -> tvm.IRModule:
     main = _rx_ffi.Function(params, body, atoms.tensor_ty, True, attrs, None)
     main_gv = tvm.ir.GlobalVar("main")
     _rx_ffi.UpdateType(main_gv, main.ty)
-    functions = {main_gv: main}
-    for name, gv in kernels.items():
-        functions[gv] = kernels_mod[name]
-    return tvm.IRModule(functions)
+    return tvm.IRModule({main_gv: main, **atoms.kernel_functions()})
 
 
 def count_bindings(mod: tvm.IRModule) -> int:
@@ -461,7 +378,6 @@ def size_model(family: str) -> tuple[float, float]:
 
 def ops_for_bindings(family: str, bindings: int) -> int:
     """The ``n_ops`` whose module has (about, for control and mixed) ``bindings`` bindings."""
-    if isinstance(bindings, bool) or not isinstance(bindings, int) or bindings < 1:
-        raise BenchkillError(f"bindings must be a positive integer, got {bindings!r}")
+    check_int(bindings, "bindings")
     fixed, per_op = size_model(family)
     return max(1, round((bindings - fixed) / per_op))

@@ -14,17 +14,21 @@ dimensions values, and whether it is the upstream re-kill scenario.
   (LayerNorm, Linear, GELU, Linear) with a symbolic sequence length and random weights.
 - :func:`upstream_rekill`: the module of apache/tvm#20200, to be compiled by TVM's
   default pipeline and killed again (``measure_vm(..., rekill=True)``).
+
+:data:`WORKLOADS` names them, with the parameters of a full run and of a quick one; the
+"vm" suite and the asv suite both pick their workloads there (:func:`make_workload`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 
-from benchkill.errors import BenchkillError
+from benchkill.errors import BenchkillError, check_int
 
 MiB = 1 << 20
 
@@ -40,12 +44,6 @@ class Workload:
     input_shapes: Mapping[str, Sequence[int]] = field(default_factory=dict)
     rekill: bool = False
     description: str = ""
-
-
-def _positive(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise BenchkillError(f"{what} must be a positive integer, not {value!r}")
-    return value
 
 
 def _length(mib: Any) -> int:
@@ -95,7 +93,7 @@ def layer_chain(layers: int = 24, mib: float = 16, *, symbolic: bool = False) ->
     """``main(x)`` = ``layers`` chained calls of ``layer``, float32 vectors of ``mib`` MiB."""
     from tvm import relax
 
-    layers = _positive(layers, "layers")
+    layers = check_int(layers, "layers")
     length = _length(mib)
     bb = relax.BlockBuilder()
     layer = _add_layer(bb, "layer", _dim(length, symbolic), 0.5)
@@ -117,7 +115,7 @@ def if_chain(layers: int = 20, mib: float = 16, *, cond: bool = True) -> Workloa
     import tvm
     from tvm import relax
 
-    layers = _positive(layers, "layers")
+    layers = check_int(layers, "layers")
     length = _length(mib)
     bb = relax.BlockBuilder()
     layer = _add_layer(bb, "layer", length, 0.5)
@@ -140,8 +138,8 @@ def mlp(seq: int = 2048, dim: int = 64, hidden: int = 256, blocks: int = 2) -> W
     """A residual MLP written with ``relax.frontend.nn``, symbolic sequence length."""
     from tvm.relax.frontend import nn
 
-    seq, dim = _positive(seq, "seq"), _positive(dim, "dim")
-    hidden, blocks = _positive(hidden, "hidden"), _positive(blocks, "blocks")
+    seq, dim = check_int(seq, "seq"), check_int(dim, "dim")
+    hidden, blocks = check_int(hidden, "hidden"), check_int(blocks, "blocks")
 
     class Block(nn.Module):
         def __init__(self) -> None:
@@ -200,3 +198,52 @@ def upstream_rekill() -> Workload:
         rekill=True,
         description="apache/tvm#20200: default pipeline output re-killed (null_value kill)",
     )
+
+
+# --- the registry ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkloadFactory:
+    """A named workload: its builder and the builder's parameters in a full and a quick run."""
+
+    build: Callable[..., Workload]
+    params: Mapping[str, Any]
+    quick: Mapping[str, Any]
+
+    def parameters(self, quick: bool = False) -> dict[str, Any]:
+        """The builder's keyword arguments of a full run, or of a quick one."""
+        return dict(self.quick if quick else self.params)
+
+
+#: workload name -> its factory, in the order the suites list them
+WORKLOADS: dict[str, WorkloadFactory] = {
+    "chain": WorkloadFactory(layer_chain, {"layers": 24, "mib": 16}, {"layers": 8, "mib": 4}),
+    "symbolic_chain": WorkloadFactory(
+        partial(layer_chain, symbolic=True), {"layers": 24, "mib": 16}, {"layers": 8, "mib": 4}
+    ),
+    "if_chain": WorkloadFactory(if_chain, {"layers": 20, "mib": 16}, {"layers": 8, "mib": 4}),
+    "mlp": WorkloadFactory(
+        mlp,
+        {"seq": 2048, "dim": 64, "hidden": 256, "blocks": 2},
+        {"seq": 2048, "dim": 32, "hidden": 256, "blocks": 1},
+    ),
+    "upstream_rekill": WorkloadFactory(upstream_rekill, {}, {}),
+}
+
+
+def make_workload(
+    name: Any, params: Mapping[str, Any] | None = None, *, quick: bool = False
+) -> Workload:
+    """The workload ``name`` built with the values ``params`` gives its builder's parameters,
+    the full run's (or with ``quick``, the quick run's) for the others.  Other keys of
+    ``params`` (a case's ``exec_mode``, ...) are ignored."""
+    factory = WORKLOADS.get(name) if isinstance(name, str) else None
+    if factory is None:
+        raise BenchkillError(
+            f"unknown vm workload {name!r}; expected one of {', '.join(WORKLOADS)}"
+        )
+    kwargs = factory.parameters(quick)
+    given = params or {}
+    kwargs.update({key: given[key] for key in kwargs if key in given})
+    return factory.build(**kwargs)

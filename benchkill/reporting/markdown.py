@@ -14,10 +14,17 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from benchkill.bench.model import FAILED, OK
+from benchkill.bench.model import FAILED, OK, params_text
 from benchkill.errors import BenchkillError
+from benchkill.reporting.formatting import (
+    COMPARISON_HEADER,
+    code_text,
+    comparison_row,
+    format_value,
+    verdict_counts,
+)
 from benchkill.reporting.plot import plot_results
-from benchkill.reporting.verdicts import compare, format_ratio, format_value
+from benchkill.reporting.verdicts import REGRESSION, compare
 from benchkill.results.store import Results, write_atomic
 
 
@@ -31,15 +38,11 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
     return lines + [""]
 
 
-def _params(params: dict) -> str:
-    return ", ".join(f"{k}={params[k]}" for k in sorted(params)) or "-"
-
-
 def _runs_section(runs: Sequence[tuple[Path, Results]]) -> list[str]:
     rows = []
     for path, r in runs:
         m, s = r.machine, r.settings
-        commit = (m.git_commit or "-") + (" (dirty)" if m.git_dirty else "")
+        commit = code_text(r)  # each record's commit: a resumed run may mix them
         failed = sum(rec.status == FAILED for rec in r.records)
         rows.append(
             (
@@ -82,7 +85,7 @@ def _results_section(path: Path, run: Results, suite: str) -> list[str]:
         rows = [
             (
                 r.name,
-                _params(r.params),
+                params_text(r.params, ", ") or "-",
                 format_value(r.summary.median, unit),
                 format_value(r.summary.iqr, unit),
                 format_value(r.summary.min, unit),
@@ -114,25 +117,17 @@ def _compare_section(
         report = compare(_only_suite(base[1], suite), _only_suite(new[1], suite))
     except BenchkillError as exc:
         return lines + [f"Not compared: {exc}.", ""]
-    rows = [
-        (
-            c.label,
-            format_value(c.base.median if c.base else None, c.unit),
-            format_value(c.new.median if c.new else None, c.unit),
-            format_ratio(c.ratio),
-            f"**{c.verdict}**" if c.verdict == "regression" else c.verdict,
-            "; ".join(c.notes),
-        )
-        for c in report.comparisons
-    ]
-    counts = ", ".join(
-        f"{report.count(v)} {v}" for v in dict.fromkeys(c.verdict for c in report.comparisons)
-    )
+    rows = []
+    for c in report.comparisons:
+        row = comparison_row(c)
+        verdict = f"**{c.verdict}**" if c.verdict == REGRESSION else c.verdict
+        rows.append((*row[:4], verdict, row[5]))
     lines += [
-        f"Factor {report.factor:g}, Mann-Whitney U alpha {report.alpha:g}: {counts}.",
+        f"Factor {report.factor:g}, Mann-Whitney U alpha {report.alpha:g}: "
+        f"{verdict_counts(report)}.",
         "",
     ]
-    return lines + _table(("benchmark", "base", "new", "ratio", "verdict", "notes"), rows)
+    return lines + _table(COMPARISON_HEADER, rows)
 
 
 def _figures_section(runs: Sequence[Results], out: Path) -> list[str]:

@@ -6,7 +6,8 @@ run of one suite still plots what it has.  Figures are drawn on
 ``matplotlib.figure.Figure`` with the Agg canvas: no pyplot state, no window, safe in
 tests and on headless machines.
 
-Record names the figures read (from ``benchkill/suites/pass_suite.py`` and ``vm_suite.py``):
+Record names the figures read (from ``benchkill/bench/suites/pass_suite.py`` and
+``vm_suite.py``):
 
 - ``pass_time`` (seconds), params ``impl``, ``family``, ``bindings`` (``extra["bindings_actual"]``
   when present);
@@ -28,9 +29,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from benchkill.bench.model import OK
+from benchkill.bench.model import OK, label
 from benchkill.errors import BenchkillError
-from benchkill.reporting.verdicts import record_label
 from benchkill.results.store import ResultRecord, Results
 from benchkill.stats import loglog_slope
 
@@ -292,17 +292,17 @@ def history(runs: Sequence[Results], out_dir: Path) -> list[Path]:
         when = _when(run)
         for r in run.records:
             if r.status == OK and r.summary is not None and r.summary.median > 0:
-                label = record_label(r.suite, r.name, r.params, "").rstrip()
-                series[(r.suite, r.metric)][label].append((when, r.summary.median))
+                case = label(r.suite, r.name, r.params)
+                series[(r.suite, r.metric)][case].append((when, r.summary.median))
     paths = []
     for (suite, metric), lines in sorted(series.items()):
         lines = {k: sorted(v) for k, v in lines.items() if len(v) >= 2}
         if not lines:
             continue
         fig, (ax,) = _figure(width=8)
-        for label, points in sorted(lines.items()):
+        for case, points in sorted(lines.items()):
             first = points[0][1]
-            ax.plot([t for t, _ in points], [v / first for _, v in points], marker="o", label=label)
+            ax.plot([t for t, _ in points], [v / first for _, v in points], marker="o", label=case)
         ax.axhline(1.0, color="gray", lw=0.8)
         ax.set_ylabel(f"{metric} relative to its first run")
         ax.set_title(f"history of {suite} {metric}")

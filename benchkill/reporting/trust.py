@@ -16,9 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchkill.bench.model import label
 from benchkill.errors import BenchkillError
 from benchkill.hooks import SLOWDOWN_ENV
-from benchkill.reporting.verdicts import compare, record_label
+from benchkill.reporting.verdicts import compare
 from benchkill.results.store import Results, load
 
 #: What to judge: a name and the ``--only`` pattern that selects its records.
@@ -53,7 +54,7 @@ def evaluate(
     out = []
     for name, pattern in selections:
         only = re.compile(pattern)
-        labels = [record_label(r.suite, r.name, r.params, r.metric) for r in a_runs[0].records]
+        labels = [label(r.suite, r.name, r.params, r.metric) for r in a_runs[0].records]
         if not any(only.search(label) for label in labels):
             continue  # e.g. runs made before that metric existed
         aa = [

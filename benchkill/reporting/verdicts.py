@@ -7,27 +7,21 @@ things at once, as asv's ``continuous`` does: the ratio of medians beyond ``fact
 When the sample counts are too small for the test ever to reach ``alpha``, the verdict
 says so instead of guessing.
 
-Two asv result files (``.asv/results/<machine>/<commit>-<env>.json``, asv 0.6 format,
-``api_version`` 2) can be compared as well: :func:`load_any` converts them.
+Printing lives in :mod:`benchkill.reporting.formatting`; asv result files are read by
+:mod:`benchkill.results.asv_import` into the same :class:`Results`.
 """
 
 from __future__ import annotations
 
-import ast
-import itertools
 import math
 import re
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
-from benchkill.bench.machine import Machine
-from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK
+from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK, canonical_unit, label
 from benchkill.errors import BenchkillError
-from benchkill.results.store import ResultRecord, Results, RunSettings, from_dict, read_json
-from benchkill.stats import Summary, is_noisy, mann_whitney_u, summarize
+from benchkill.results.store import ResultRecord, Results
+from benchkill.stats import Summary, is_noisy, mann_whitney_u
 
 REGRESSION = "regression"
 IMPROVEMENT = "improvement"
@@ -48,7 +42,7 @@ DEFAULT_ALPHA = 0.002
 BETTER_BY_METRIC = {
     "speedup_vs_tvm": "higher",
     "peak_over_bound": "lower",
-    # the same quantities as benchkill's asv suite names them (see from_asv)
+    # the same quantities as benchkill's asv suite names them (see results.asv_import)
     "pass_speedup": "higher",
     "vm_peak_over_bound": "lower",
 }
@@ -57,15 +51,6 @@ BETTER_BY_UNIT = {
     "bytes": "lower",
     "ratio": "higher",
 }
-
-
-#: Other spellings of the units above.
-UNIT_ALIASES = {"s": "seconds", "sec": "seconds", "B": "bytes"}
-
-
-def canonical_unit(unit: str) -> str:
-    """``"s"`` -> ``"seconds"``, ``"B"`` -> ``"bytes"``; other units unchanged."""
-    return UNIT_ALIASES.get(unit, unit)
 
 
 def better_direction(metric: str, unit: str, extra: dict[str, Any] | None = None) -> str:
@@ -95,7 +80,8 @@ class Comparison:
 
     @property
     def label(self) -> str:
-        return record_label(self.suite, self.name, self.params, self.metric)
+        """``suite:name[k=v,...] metric``: what ``--only`` matches and tables show."""
+        return label(self.suite, self.name, self.params, self.metric)
 
 
 @dataclass(frozen=True)
@@ -136,12 +122,6 @@ def _finite(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_finite(v) for v in value]
     return value
-
-
-def record_label(suite: str, name: str, params: dict[str, Any], metric: str) -> str:
-    """``suite:name[k=v,...] metric``: what ``--only`` matches and tables show."""
-    items = ",".join(f"{k}={params[k]}" for k in sorted(params))
-    return f"{suite}:{name}[{items}] {metric}"
 
 
 def _deterministic(a: ResultRecord, b: ResultRecord) -> bool:
@@ -269,13 +249,19 @@ def compare(
         for r in results.records:
             if _is_crash(r) and r.case in measured:
                 continue  # shown through the records of the other run it replaced
-            if only is None or only.search(record_label(r.suite, r.name, r.params, r.metric)):
+            if only is None or only.search(label(r.suite, r.name, r.params, r.metric)):
                 out[r.key] = r
         return out
 
     b, n = selected(base, new), selected(new, base)
     common = [k for k in b if k in n]
-    if not common:
+
+    def crashed_in(side: dict[tuple, ResultRecord], other: Results) -> bool:
+        cases = {r.case for r in other.records if _is_crash(r)}
+        return any(r.case in cases for r in side.values())
+
+    # a case that crashed in one run is in common with the other run's records of it
+    if not common and not crashed_in(b, new) and not crashed_in(n, base):
         where = f" matching --only {only.pattern!r}" if only is not None else ""
         raise BenchkillError(f"the two results have no case in common{where}")
     comparisons = [classify(b[k], n[k], factor, alpha) for k in common]
@@ -283,163 +269,3 @@ def compare(
     comparisons += [_missing(n[k], "new", base) for k in n if k not in b]
     comparisons.sort(key=lambda c: VERDICTS.index(c.verdict))
     return CompareReport(tuple(comparisons), factor, alpha)
-
-
-# --- value formatting (shared by the compare table and the report) ---------------------
-
-
-def format_value(value: float | None, unit: str) -> str:
-    """A value with a readable unit: 1.2 ms, 3.4 MiB, 1.07x."""
-    if value is None:
-        return "-"
-    unit = canonical_unit(unit)
-    if unit == "seconds":
-        for scale, name in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
-            if abs(value) >= scale or scale == 1e-9:
-                return f"{value / scale:.3g} {name}"
-    if unit == "bytes":
-        for scale, name in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
-            if abs(value) >= scale:
-                return f"{value / scale:.3g} {name}"
-        return f"{value:.0f} B"
-    if unit == "ratio":
-        return f"{value:.3g}x"
-    return f"{value:.4g} {unit}".rstrip()
-
-
-def format_ratio(ratio: float | None) -> str:
-    if ratio is None:
-        return "-"
-    return "inf" if math.isinf(ratio) else f"{ratio:.3f}"
-
-
-# --- asv result files ----------------------------------------------------------------
-
-ASV_API_VERSION = 2
-
-# asv benchmark kinds by name prefix -> unit (benchmarks.json, when present, has the unit).
-_ASV_PREFIXES = (
-    ("timeraw_", "seconds"),
-    ("time_", "seconds"),
-    ("peakmem_", "bytes"),
-    ("mem_", "bytes"),
-    ("track_", "unit"),
-)
-
-
-def _asv_kind(name: str, info: dict[str, Any]) -> tuple[str, str]:
-    """(metric, unit) of an asv benchmark: the method name without its kind prefix
-    (``track_vm_peak_over_bound`` -> ``vm_peak_over_bound``), and its unit."""
-    leaf = name.rsplit(".", 1)[-1]
-    for prefix, unit in _ASV_PREFIXES:
-        if leaf.startswith(prefix):
-            return leaf[len(prefix) :], str(info.get("unit", unit))
-    return leaf, str(info.get("unit", "unit"))
-
-
-def _asv_param(text: Any) -> Any:
-    """asv stores parameter values as their repr(); turn "'chain'" back into "chain"."""
-    if not isinstance(text, str):
-        return text
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
-
-
-def _asv_benchmarks(path: Path) -> dict[str, Any]:
-    """benchmarks.json next to the machine directories, if present (units, param names)."""
-    candidate = path.parent.parent / "benchmarks.json"
-    if not candidate.is_file():
-        return {}
-    try:
-        data = read_json(candidate)
-    except BenchkillError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _iso_ms(ms: Any) -> str | None:
-    if isinstance(ms, (int, float)) and not isinstance(ms, bool) and math.isfinite(ms):
-        return datetime.fromtimestamp(ms / 1000, timezone.utc).replace(microsecond=0).isoformat()
-    return None
-
-
-def _asv_records(name: str, row: dict[str, Any], info: dict[str, Any]) -> Iterable[ResultRecord]:
-    metric, unit = _asv_kind(name, info)
-    param_values = row.get("params") or []
-    names = info.get("param_names") or [f"param{i + 1}" for i in range(len(param_values))]
-    results = row.get("result")
-    samples = row.get("samples")
-    combos = list(itertools.product(*param_values))
-    if not isinstance(results, list):
-        results = [results] * len(combos)
-    for j, combo in enumerate(combos):
-        params = {str(k): _asv_param(v) for k, v in zip(names, combo, strict=False)}
-        value = results[j] if j < len(results) else None
-        raw = samples[j] if isinstance(samples, list) and j < len(samples) else None
-        case = record_label("asv", name, params, "").rstrip()
-        common = dict(case=case, suite="asv", name=name, params=params, metric=metric, unit=unit)
-        if value is None:
-            yield ResultRecord(**common, status=FAILED, error="asv recorded no result")
-            continue
-        if isinstance(value, float) and math.isnan(value):
-            yield ResultRecord(**common, status=EXPECTED_FAILURE, error="skipped by asv")
-            continue
-        values = tuple(float(v) for v in (raw if raw else [value]))
-        yield ResultRecord(**common, samples=values, summary=summarize(values))
-
-
-def from_asv(data: dict[str, Any], path: Path) -> Results:
-    """Convert an asv 0.6 results file (api_version 2) into benchkill Results.
-
-    Raw samples are present only when asv ran with ``--record-samples``; otherwise each
-    measurement has its single stored value and comparisons say "insufficient samples".
-    """
-    if data.get("version") != ASV_API_VERSION:
-        raise BenchkillError(
-            f"{path}: asv results version {data.get('version')!r} is not supported "
-            f"(expected {ASV_API_VERSION}; run `asv update`)"
-        )
-    try:
-        columns = data["result_columns"]
-        rows = data["results"]
-        params = data.get("params") or {}
-        benchmarks = _asv_benchmarks(path)
-        records = []
-        started = []
-        for name, values in rows.items():
-            row = dict(zip(columns, values, strict=False))  # asv drops trailing nulls
-            info = benchmarks.get(name) if isinstance(benchmarks.get(name), dict) else {}
-            records.extend(_asv_records(name, row, info))
-            started.append(row.get("started_at"))
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise BenchkillError(f"{path}: malformed asv results file: {exc!r}") from None
-    cores = params.get("num_cpu")
-    commit = data.get("commit_hash")
-    machine = Machine(
-        name=str(params.get("machine") or path.parent.name),
-        hostname=params.get("machine"),
-        cpu_model=params.get("cpu"),
-        cores=int(cores) if str(cores).isdigit() else None,
-        os=params.get("os"),
-        python=data.get("python"),
-        git_commit=commit[:8] if isinstance(commit, str) else None,
-    )
-    times = [t for t in started if isinstance(t, (int, float)) and not isinstance(t, bool)]
-    when = _iso_ms(max(times)) if times else _iso_ms(data.get("date"))
-    settings = RunSettings(
-        suites=("asv",), quick=False, command=("asv",), started_at=when or "", finished_at=when
-    )
-    return Results(machine, settings, (), tuple(records))
-
-
-def load_any(path: Path) -> Results:
-    """A benchkill results file, or an asv results file converted to the same form."""
-    path = Path(path)
-    data = read_json(path)
-    if isinstance(data, dict) and "result_columns" in data and "results" in data:
-        return from_asv(data, path)
-    if isinstance(data, dict) and "schema_version" in data:
-        return from_dict(data, path)
-    raise BenchkillError(f"{path}: neither a benchkill results file nor an asv results file")

@@ -2,9 +2,11 @@
 
 A results file holds one run: the machine it ran on, the run's settings, the cases
 finished so far (so that ``--resume`` can skip them) and one record per measured
-metric with its raw samples and summary statistics.  It is rewritten atomically after
-every case (temporary file + ``os.replace``), so an interrupted run keeps every finished
-case and a reader never sees half a file.
+metric with its raw samples, summary statistics and the git commit of the code that
+measured it.  It is rewritten atomically after every case (temporary file +
+``os.replace``), so an interrupted run keeps every finished case and a reader never sees
+half a file; a new file is created exclusively (``os.link``), never over another one.
+Loading checks what the JSON schema cannot (:mod:`benchkill.results.validation`).
 """
 
 from __future__ import annotations
@@ -12,22 +14,29 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
+import stat
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from benchkill.bench.machine import Machine
-from benchkill.bench.model import OK, STATUSES, CaseSpec, Record
+from benchkill.bench.model import OK, STATUSES, CaseSpec, Machine, Record
 from benchkill.errors import BenchkillError
+from benchkill.results.atomic import write_atomic
+from benchkill.results.validation import Invalid, check_results
 from benchkill.stats import Summary, summarize
 
 # Version of the results file format, independent of the package version.
 # Change it whenever a reader of the old format would misread the new one.
 # History:
 # 1 (benchkill 0.1.0): machine, settings, cases, records with samples and summary.
-SCHEMA_VERSION = 1
+# 2: each record has ``git_commit`` and ``git_dirty``, the state of the code that measured
+#    it (a run resumed with --allow-code-change mixes them; ``machine`` keeps the state
+#    the run started with).  Version 1 files still load, their records' fields as None
+#    (unknown: version 1 rewrote ``machine.git_commit`` on every resume).
+SCHEMA_VERSION = 2
+#: The versions :func:`from_dict` reads.
+READABLE_VERSIONS = (1, 2)
 
 
 def params_key(params: dict[str, Any]) -> str:
@@ -61,7 +70,7 @@ class CaseRun:
 
 @dataclass(frozen=True)
 class ResultRecord:
-    """A suite's :class:`~benchkill.suites.base.Record` as stored, with its summary.
+    """A suite's :class:`~benchkill.bench.model.Record` as stored, with its summary.
 
     ``case`` is the key of the case that produced it; ``summary`` is None when there
     are no samples (a failed case).
@@ -78,6 +87,8 @@ class ResultRecord:
     status: str = OK
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    git_commit: str | None = None
+    git_dirty: bool | None = None
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -85,7 +96,11 @@ class ResultRecord:
         return (self.suite, self.name, params_key(self.params), self.metric)
 
     @classmethod
-    def from_record(cls, record: Record, case: str) -> ResultRecord:
+    def from_record(
+        cls, record: Record, case: str, code: tuple[str | None, bool | None] = (None, None)
+    ) -> ResultRecord:
+        """The stored form of a suite's record of case ``case``, measured by the code at
+        ``code`` (git commit, dirty)."""
         samples = tuple(float(v) for v in record.samples)
         return cls(
             case=case,
@@ -99,7 +114,13 @@ class ResultRecord:
             status=record.status,
             error=record.error,
             extra=dict(record.extra),
+            git_commit=code[0],
+            git_dirty=code[1],
         )
+
+
+#: The state of the code a record was measured with: (git commit, work tree dirty).
+CodeState = tuple[str | None, bool | None]
 
 
 @dataclass(frozen=True)
@@ -121,6 +142,26 @@ class Results:
         run = CaseRun(spec.key, spec.suite, spec.name, dict(spec.params), seconds)
         return replace(self, cases=self.cases + (run,), records=self.records + tuple(records))
 
+    def without_cases(self, keys: Iterable[str]) -> Results:
+        """A copy without the cases ``keys`` and their records (to measure them again)."""
+        drop = frozenset(keys)
+        return replace(
+            self,
+            cases=tuple(c for c in self.cases if c.key not in drop),
+            records=tuple(r for r in self.records if r.case not in drop),
+        )
+
+    @property
+    def code_states(self) -> tuple[CodeState, ...]:
+        """The distinct (commit, dirty) states of the code that measured the records, in
+        order of appearance; a record without one (version 1 files) counts as measured
+        at the machine's.  More than one: a resume onto changed code mixed them."""
+        start = (self.machine.git_commit, self.machine.git_dirty)
+        states = dict.fromkeys(
+            (r.git_commit, r.git_dirty) if r.git_commit is not None else start for r in self.records
+        )
+        return tuple(states)
+
 
 # --- writing -------------------------------------------------------------------------
 
@@ -130,33 +171,17 @@ def to_dict(results: Results) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, **asdict(results)}
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` by ``text`` at once: readers see the old file or the new one."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def save(results: Results, path: Path) -> None:
-    """Write ``results`` to ``path`` atomically."""
+def save(results: Results, path: Path, *, exclusive: bool = False) -> None:
+    """Write ``results`` to ``path`` atomically; with ``exclusive``, only if ``path`` does
+    not exist yet (a BenchkillError otherwise)."""
     try:
         text = json.dumps(to_dict(results), indent=1, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise BenchkillError(f"{path}: results are not JSON-serialisable: {exc}") from None
     try:
-        write_atomic(Path(path), text + "\n")
+        write_atomic(Path(path), text + "\n", exclusive=exclusive)
+    except FileExistsError:
+        raise BenchkillError(f"{path}: already exists; it is not overwritten") from None
     except OSError as exc:
         raise BenchkillError(f"{path}: cannot write results: {exc.strerror or exc}") from None
 
@@ -164,10 +189,21 @@ def save(results: Results, path: Path) -> None:
 # --- reading -------------------------------------------------------------------------
 
 
+#: A results file larger than this is refused unread (the largest runs are a few MB).
+MAX_FILE_BYTES = 1 << 30
+
+
 def read_json(path: Path) -> Any:
     """Parse a JSON file; every failure is a BenchkillError naming the file."""
     path = Path(path)
     try:
+        info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(info.st_mode):
+            raise BenchkillError(f"{path}: not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise BenchkillError(f"{path}: {info.st_size:,} bytes, too large for a results file")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise BenchkillError(f"{path}: no such file") from None
@@ -180,12 +216,24 @@ def read_json(path: Path) -> Any:
     if not text.strip():
         raise BenchkillError(f"{path}: empty file")
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
-        hint = " (truncated?)" if exc.pos >= len(text.rstrip()) else ""
+        at_end = exc.pos >= len(text.rstrip())
+        cut = exc.msg.startswith("Unterminated string") and "\n" not in text[exc.pos :]
+        hint = " (truncated?)" if at_end or cut else ""
         raise BenchkillError(
             f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}"
         ) from None
+    except RecursionError:
+        raise BenchkillError(f"{path}: JSON nested too deeply for a results file") from None
+    if "\\u" in text:  # escapes may spell lone surrogates, which no text can print
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise BenchkillError(
+                f"{path}: a string holds an invalid Unicode escape (a lone surrogate)"
+            ) from None
+    return data
 
 
 class _Bad(Exception):
@@ -272,7 +320,7 @@ def _summary(d: Any, w: str) -> Summary:
     return Summary(n=_get(d, "n", int, w), **values)
 
 
-def _record(d: Any, w: str) -> ResultRecord:
+def _record(d: Any, w: str, version: int) -> ResultRecord:
     samples = _get(d, "samples", list, w)
     status = _get(d, "status", str, w)
     if status not in STATUSES:
@@ -290,32 +338,41 @@ def _record(d: Any, w: str) -> ResultRecord:
         status=status,
         error=_get(d, "error", str, w, optional=True),
         extra=_get(d, "extra", dict, w),
+        git_commit=_get(d, "git_commit", str, w, optional=True) if version >= 2 else None,
+        git_dirty=_get(d, "git_dirty", bool, w, optional=True) if version >= 2 else None,
     )
 
 
 def from_dict(data: Any, path: Path) -> Results:
-    """Check and convert the JSON form; a BenchkillError names the file and the problem."""
+    """Check and convert the JSON form; a BenchkillError names the file and the problem
+    (the schema, then the values: :func:`benchkill.results.validation.check_results`)."""
     if not isinstance(data, dict) or "schema_version" not in data:
         raise BenchkillError(f"{path}: not a benchkill results file (no schema_version)")
     version = data["schema_version"]
-    if version != SCHEMA_VERSION:
+    if isinstance(version, bool) or version not in READABLE_VERSIONS:
         raise BenchkillError(
             f"{path}: results schema_version {version!r} is not supported "
-            f"(this benchkill reads version {SCHEMA_VERSION})"
+            f"(this benchkill reads versions {', '.join(map(str, READABLE_VERSIONS))})"
         )
     try:
-        return Results(
+        results = Results(
             machine=_machine(_get(data, "machine", dict, "")),
             settings=_settings(_get(data, "settings", dict, "")),
             cases=tuple(
                 _case(c, f"cases[{i}]") for i, c in enumerate(_get(data, "cases", list, ""))
             ),
             records=tuple(
-                _record(r, f"records[{i}]") for i, r in enumerate(_get(data, "records", list, ""))
+                _record(r, f"records[{i}]", version)
+                for i, r in enumerate(_get(data, "records", list, ""))
             ),
         )
     except _Bad as exc:
         raise BenchkillError(f"{path}: malformed results file: {exc}") from None
+    try:
+        check_results(results)
+    except Invalid as exc:
+        raise BenchkillError(f"{path}: impossible value: {exc}") from None
+    return results
 
 
 def load(path: Path) -> Results:

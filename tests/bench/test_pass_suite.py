@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from tvm import relax
 
@@ -14,19 +12,7 @@ from benchkill.bench.timing import budget_repeats, interleave, peak_python_memor
 from benchkill.errors import BenchkillError
 from benchkill.inputs.families import FAMILIES
 from benchkill.passes.naive import NaiveKillAfterLastUse
-
-
-class FakeClock:
-    """Advances by ``step`` seconds at every reading."""
-
-    def __init__(self, step: float = 1.0) -> None:
-        self.now = 0.0
-        self.step = step
-
-    def __call__(self) -> float:
-        self.now += self.step
-        return self.now
-
+from tests.conftest import FakeClock
 
 # --- timing ------------------------------------------------------------------------
 
@@ -228,30 +214,3 @@ def test_benchkill_equals_tvm_on_small_quick_cases():
     for spec in (ps.case("chain", 1_000), ps.case("mixed", 1_000)):
         records = ps.run_case(spec, clock=FakeClock(), naive_max_bindings=0)
         assert all(r.status == OK for r in records), [r.error for r in records]
-
-
-# --- scaling exponent --------------------------------------------------------------
-
-
-def _time_record(family, impl, bindings, seconds, status=OK):
-    return Record(
-        suite="pass",
-        name=family,
-        metric=ps.TIME,
-        unit="seconds",
-        params={"family": family, "bindings": bindings, "n_ops": 1, "impl": impl, "seed": 0},
-        samples=(seconds * 1.1, seconds),
-        status=status,
-        extra={"bindings_actual": bindings},
-    )
-
-
-def test_scaling_exponents_recover_known_power_laws():
-    records = [_time_record("chain", "tvm", n, 2e-7 * n**1.5) for n in (1_000, 10_000, 100_000)]
-    records += [_time_record("chain", "benchkill", n, 3e-6 * n) for n in (1_000, 30_000)]
-    records += [_time_record("chain", "naive", 1_000, 1.0)]  # one size only: no fit
-    records += [_time_record("chain", "benchkill", 300, 99.0, status=FAILED)]  # ignored
-    slopes = ps.scaling_exponents(records)
-    assert set(slopes) == {("chain", "tvm"), ("chain", "benchkill")}
-    assert math.isclose(slopes[("chain", "tvm")], 1.5, rel_tol=1e-9)
-    assert math.isclose(slopes[("chain", "benchkill")], 1.0, rel_tol=1e-9)

@@ -13,6 +13,9 @@ from tvm.script import tirx as T
 
 import benchkill
 from benchkill.execution.pipeline import lower_to_kill_input
+from benchkill.relax import ops
+
+from .. import scenarios
 
 
 @I.ir_module
@@ -166,26 +169,8 @@ def test_same_as_tvm_on_fully_lowered_default_pipeline(llvm_target, same_as_tvm)
     same_as_tvm(lowered)
 
 
-@I.ir_module
-class InlineBranches:
-    @R.function
-    def main(x: R.Tensor((8, 8), "float32"), flag: R.Prim("bool")) -> R.Tensor((8, 8), "float32"):
-        a = R.add(x, x)
-        b = R.multiply(a, x)
-        if flag:
-            c = R.add(b, a)
-            d = R.multiply(c, c)
-            r = d
-        else:
-            e = R.subtract(b, x)
-            r = e
-        f = R.add(r, b)
-        g = R.multiply(f, a)
-        return g
-
-
-ALLOC_TENSOR = tvm.ir.Op.get("relax.memory.alloc_tensor")
-KILLS = [tvm.ir.Op.get(f"relax.memory.kill_{k}") for k in ("tensor", "storage")]
+ALLOC_TENSOR = ops.get_op(ops.ALLOC_TENSOR[0])
+KILLS = [ops.get_op(ops.KILL_TENSOR), ops.get_op(ops.KILL_STORAGE)]
 
 
 def _kill_positions(func, var) -> list[tuple[int, int]]:
@@ -213,12 +198,17 @@ def test_storage_reused_after_if_beyond_never_kills_before_last_use(llvm_target,
     the same); the beyond mode kills it only after its last use, after the If.
     """
     with llvm_target:
-        lowered = lower_to_kill_input(InlineBranches)
+        lowered = lower_to_kill_input(scenarios.PLANNER_BUG)
     main = lowered["main"]
     bindings = [b for block in main.body.blocks for b in block.bindings]
     if_at = next(i for i, b in enumerate(bindings) if isinstance(b.value, relax.If))
-    branch = bindings[if_at].value.true_branch
-    branch_vars = [b.var for block in branch.blocks for b in block.bindings]
+    node = bindings[if_at].value
+    branch_vars = [
+        b.var
+        for branch in (node.true_branch, node.false_branch)
+        for block in branch.blocks
+        for b in block.bindings
+    ]
     reused = [
         (i, b.value.args[0])
         for i, b in enumerate(bindings[if_at + 1 :], start=if_at + 1)

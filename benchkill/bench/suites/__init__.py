@@ -1,7 +1,8 @@
 """Benchmark suites that ``benchkill run`` drives.
 
 A suite is a module with ``NAME``, ``cases(quick: bool) -> list[CaseSpec]`` and
-``run_case(spec: CaseSpec) -> list[Record]``; see :mod:`benchkill.suites.base`.
+``run_case(spec: CaseSpec) -> list[Record]`` (:mod:`benchkill.bench.model`).  This
+module imports only :mod:`benchkill.errors`; a suite is imported when it runs.
 """
 
 from __future__ import annotations

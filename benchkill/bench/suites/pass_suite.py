@@ -19,13 +19,13 @@ Each case also
 * derives the speedup TVM / benchkill of every round.
 
 The scaling exponent (slope of log time vs log bindings) is fitted across cases by
-:func:`scaling_exponents`, with :func:`benchkill.stats.loglog_slope`.
+:func:`benchkill.reporting.targets.scaling_exponents`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import tvm
@@ -35,7 +35,6 @@ from benchkill.bench.model import FAILED, OK, CaseSpec, Record
 from benchkill.bench.timing import Clock, RoundBudget, interleave
 from benchkill.inputs.families import FAMILIES, count_bindings, generate, ops_for_bindings
 from benchkill.inputs.models import NAME as MODEL
-from benchkill.stats import loglog_slope
 
 NAME = "pass"
 
@@ -215,25 +214,3 @@ def run_case(
         ratios = [t / b for t, b in pairs if b > 0]
         records.append(record("benchkill", SPEEDUP, "ratio", ratios, numerator="tvm"))
     return records
-
-
-def scaling_exponents(
-    records: Iterable[Any], metric: str = TIME, statistic: Callable[[Sequence[float]], float] = min
-) -> dict[tuple[str, str], float]:
-    """Slope of log(time) vs log(bindings) per (family, impl), over OK records of ``metric``.
-
-    ``statistic`` reduces each record's samples (default: min, the least noisy
-    estimate of a deterministic computation).  Pairs with fewer than two sizes are left out.
-    """
-    points: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    for r in records:
-        if r.suite != NAME or r.metric != metric or r.status != OK or not r.samples:
-            continue
-        size = r.extra.get("bindings_actual", r.params["bindings"])
-        key = (r.params["family"], r.params["impl"])
-        points.setdefault(key, []).append((float(size), float(statistic(r.samples))))
-    slopes = {}
-    for key, pts in sorted(points.items()):
-        if len({x for x, _ in pts}) >= 2:
-            slopes[key] = loglog_slope([x for x, _ in pts], [y for _, y in pts])[0]
-    return slopes

@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK, CaseSpec, Record
-from benchkill.errors import BenchkillError
 from benchkill.inputs import workloads
 
 NAME = "vm"
@@ -39,16 +38,11 @@ REKILL_KILLS: tuple[str | None, ...] = (None, "legacy", "benchkill", "tvm")
 #: Relative tolerance of the calibration: measured / allocated within 1 +- this.
 CALIBRATION_TOLERANCE = 0.05
 
-_BUILDERS = {
-    "chain": lambda p: workloads.layer_chain(p["layers"], p["mib"]),
-    "symbolic_chain": lambda p: workloads.layer_chain(p["layers"], p["mib"], symbolic=True),
-    "if_chain": lambda p: workloads.if_chain(p["layers"], p["mib"]),
-    "mlp": lambda p: workloads.mlp(p["seq"], p["dim"], p["hidden"], p["blocks"]),
-    "upstream_rekill": lambda p: workloads.upstream_rekill(),
-}
 
-
-def _spec(workload: str, exec_mode: str, memory_cfg: str = "pooled", **params: Any) -> CaseSpec:
+def _spec(
+    workload: str, exec_mode: str, memory_cfg: str = "pooled", quick: bool = False
+) -> CaseSpec:
+    params = workloads.WORKLOADS[workload].parameters(quick)
     return CaseSpec(
         NAME,
         workload,
@@ -62,21 +56,15 @@ def cases(quick: bool) -> list[CaseSpec]:
     if quick:
         return [
             CaseSpec(NAME, "calibration", {"mib": 64}),
-            *(_spec("chain", m, layers=8, mib=4) for m in modes),
-            _spec("if_chain", "bytecode", layers=8, mib=4),
-            _spec("mlp", "bytecode", seq=2048, dim=32, hidden=256, blocks=1),
-            _spec("upstream_rekill", "compiled"),
+            *(_spec("chain", m, quick=True) for m in modes),
+            _spec("if_chain", "bytecode", quick=True),
+            _spec("mlp", "bytecode", quick=True),
+            _spec("upstream_rekill", "compiled", quick=True),
         ]
     specs = [CaseSpec(NAME, "calibration", {"mib": m}) for m in (64, 256)]
     for m in modes:
-        specs += [
-            _spec("chain", m, layers=24, mib=16),
-            _spec("symbolic_chain", m, layers=24, mib=16),
-            _spec("if_chain", m, layers=20, mib=16),
-            _spec("mlp", m, seq=2048, dim=64, hidden=256, blocks=2),
-            _spec("upstream_rekill", m),
-        ]
-    specs.append(_spec("chain", "bytecode", "naive", layers=24, mib=16))
+        specs += [_spec(name, m) for name in workloads.WORKLOADS]
+    specs.append(_spec("chain", "bytecode", "naive"))
     return specs
 
 
@@ -86,10 +74,7 @@ def run_case(spec: CaseSpec) -> list[Record]:
     if spec.name == "calibration":
         return _calibration(spec)
     params = dict(spec.params)
-    builder = _BUILDERS.get(params.get("workload"))
-    if builder is None:
-        raise BenchkillError(f"unknown vm workload {params.get('workload')!r}")
-    workload = builder(params)
+    workload = workloads.make_workload(params.get("workload"), params)
     default = REKILL_KILLS if workload.rekill else KILLS
     kills = tuple(params.get("kills", default))
     return measure_workload(
@@ -106,7 +91,7 @@ def measure_workload(
     repeat: int = 5,
 ) -> list[Record]:
     """Records of every kill variant of one workload; ``kills[0]`` is the reference."""
-    from benchkill.execution.memory import estimate_memory
+    from benchkill.execution.estimate import estimate_memory
     from benchkill.execution.vm_measure import measure_vm
 
     records: list[Record] = []
@@ -233,7 +218,7 @@ def _variant_records(
 
 
 def _calibration(spec: CaseSpec) -> list[Record]:
-    from benchkill.execution.memory import measure_allocation
+    from benchkill.execution.peak import measure_allocation
 
     nbytes = int(spec.params["mib"]) * workloads.MiB
     peaks = [measure_allocation(nbytes) for _ in range(3)]
@@ -254,67 +239,3 @@ def _calibration(spec: CaseSpec) -> list[Record]:
             extra={"allocated_bytes": nbytes},
         )
     ]
-
-
-# --- the issue's target figures -------------------------------------------------
-
-#: Targets of the issue: peak with kills / liveness bound at most this (chains) ...
-TARGET_PEAK_OVER_BOUND = 1.10
-#: ... and peak without kills / peak with kills at least this (chains).
-TARGET_NONE_OVER_KILLS = 6.0
-#: Peaks below this are within the measurement's slack: no ratio is made of them.
-RESOLUTION_BYTES = 1 << 20
-
-
-def target_figures(records: Sequence[Any]) -> list[dict[str, Any]]:
-    """The issue's figures per workload, exec mode and allocator, from vm records.
-
-    Each row has ``workload``, ``exec_mode``, ``memory_cfg`` and, where the records allow:
-    ``peak_over_bound`` (benchkill's peak / its liveness bound), ``none_over_kills``
-    (peak without kills / benchkill's), ``benchkill_over_tvm`` and ``beyond_over_tvm``
-    (peaks), ``kill_time_ratio`` (benchkill's median run time / no kills'), and
-    ``compiled_over_bytecode`` (benchkill's median run time, compiled / bytecode, on
-    the compiled row).  ``records`` are Records or stored ResultRecords; failed ones
-    are skipped, and so are ratios of peaks both under :data:`RESOLUTION_BYTES`.
-    """
-    import statistics
-
-    value: dict[tuple[Any, ...], float] = {}
-    groups: set[tuple[str, str, str]] = set()
-    for r in records:
-        if r.suite != NAME or r.status != OK or not r.samples or "workload" not in r.params:
-            continue
-        p = r.params
-        group = (p["workload"], p["exec_mode"], p["memory_cfg"])
-        groups.add(group)
-        value[(group, p.get("kill"), r.metric)] = statistics.median(r.samples)
-
-    def ratio(group: tuple[str, str, str], a: tuple[Any, str], b: tuple[Any, str]) -> Any:
-        top, bottom = value.get((group, *a)), value.get((group, *b))
-        if top is None or not bottom:
-            return None
-        if "bytes" in a[1] and max(top, bottom) < RESOLUTION_BYTES:
-            return None  # both below what the peak measurement resolves
-        return top / bottom
-
-    rows = []
-    for group in sorted(groups):
-        workload, exec_mode, memory_cfg = group
-        peak, run = "vm_peak_bytes", "vm_run_time"
-        figures = {
-            "peak_over_bound": ratio(
-                group, ("benchkill", peak), ("benchkill", "liveness_bound_bytes")
-            ),
-            "none_over_kills": ratio(group, (None, peak), ("benchkill", peak)),
-            "benchkill_over_tvm": ratio(group, ("benchkill", peak), ("tvm", peak)),
-            "beyond_over_tvm": ratio(group, ("beyond", peak), ("tvm", peak)),
-            "kill_time_ratio": ratio(group, ("benchkill", run), (None, run)),
-        }
-        bytecode = value.get(((workload, "bytecode", memory_cfg), "benchkill", run))
-        compiled = value.get((group, "benchkill", run))
-        if exec_mode == "compiled" and bytecode and compiled is not None:
-            figures["compiled_over_bytecode"] = compiled / bytecode
-        row = {"workload": workload, "exec_mode": exec_mode, "memory_cfg": memory_cfg}
-        row.update({k: v for k, v in figures.items() if v is not None})
-        rows.append(row)
-    return rows

@@ -1,0 +1,164 @@
+"""The commands' output files: checked before anything is written, written atomically.
+
+No command writes over a file it was given as input, or over a benchkill (or asv)
+results file, whatever ``--out`` says: :func:`refuse_overwrite` turns that into one line
+and exit code 2 before any work is done.  Files are written whole or not at all
+(:func:`benchkill.results.atomic.write_atomic`, with the user's umask), figures are drawn
+into a hidden staging directory and moved into place (:func:`staged_directory`), and
+every OS error while writing becomes one line naming the file.  :func:`shown` is a path
+as stdout can print it (a file name need not be UTF-8).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from benchkill.errors import BenchkillError
+from benchkill.execution.child import new_work_dir, remove_stale_work_dirs
+from benchkill.results.atomic import write_atomic
+
+#: How a file benchkill wrote starts (``{"schema_version": N, ...``, also when truncated).
+_BENCHKILL_HEAD = re.compile(rb'\s*\{\s*"schema_version"\s*:')
+#: asv results files are small; larger JSON files are not parsed to find out.
+_SNIFF_LIMIT = 64 << 20
+
+
+def shown(path: object) -> str:
+    """``path`` as text any stdout can print: bytes that are not UTF-8 become U+FFFD."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def is_results_file(path: Path) -> bool:
+    """Whether ``path`` is a benchkill results file (even a truncated one) or an asv one."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            return False
+        with open(path, "rb") as f:
+            head = f.read(4096)
+            if _BENCHKILL_HEAD.match(head):
+                return True
+            if not head.lstrip().startswith(b"{") or info.st_size > _SNIFF_LIMIT:
+                return False
+            f.seek(0)
+            data = json.loads(f.read().decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and "result_columns" in data and "results" in data
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return Path(os.path.abspath(a)) == Path(os.path.abspath(b))
+
+
+def _check_parents(path: Path) -> None:
+    """The nearest existing ancestor of ``path`` must be a directory."""
+    parent = Path(os.path.abspath(path)).parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise BenchkillError(f"{path}: cannot create it, {parent} is not a directory")
+
+
+def refuse_overwrite(out: Path, inputs: Iterable[Path] = (), what: str = "the output") -> None:
+    """One line and exit 2 when writing ``out`` (a file) would replace one of ``inputs``
+    or a results file, or when ``out`` is a directory or cannot be created."""
+    out = Path(out)
+    for source in inputs:
+        if _same_file(out, Path(source)):
+            raise BenchkillError(f"{out}: is an input of this command; {what} would overwrite it")
+    if out.is_dir():
+        raise BenchkillError(f"{out}: is a directory; {what} must be a file")
+    if is_results_file(out):
+        raise BenchkillError(f"{out}: is a benchkill results file; {what} would overwrite it")
+    _check_parents(out)
+
+
+def check_new_file(path: Path, what: str = "results file") -> None:
+    """One line and exit 2 unless ``path`` can be a new file (``benchkill run --out``)."""
+    path = Path(path)
+    if path.is_dir():
+        raise BenchkillError(f"{path}: is a directory; the {what} must be a file")
+    if os.path.lexists(path):
+        raise BenchkillError(f"{path}: already exists; choose another --out or use --resume")
+    _check_parents(path)
+
+
+def check_directory(path: Path, inputs: Iterable[Path] = (), what: str = "output") -> None:
+    """One line and exit 2 unless ``path`` is a directory or can be created as one."""
+    path = Path(path)
+    for source in inputs:
+        if _same_file(path, Path(source)):
+            raise BenchkillError(f"{path}: is an input of this command, not an {what} directory")
+    if path.exists() and not path.is_dir():
+        raise BenchkillError(f"{path}: exists and is not a directory")
+    _check_parents(path)
+
+
+@contextmanager
+def writing(path: Path, what: str = "write", exact: bool = True) -> Iterator[None]:
+    """OS errors of the block become one line naming the file (``exact``: the one the
+    error names, if any; else ``path``)."""
+    try:
+        yield
+    except OSError as exc:
+        name = exc.filename if isinstance(exc.filename, str) else None
+        temporary = name is not None and os.path.basename(name).endswith(".tmp")
+        where = name if exact and name is not None and not temporary else path
+        raise BenchkillError(f"{where}: cannot {what}: {_reason(exc)}") from None
+
+
+def write_text(out: Path, text: str, inputs: Iterable[Path] = (), what: str = "the output") -> None:
+    """Write ``text`` to ``out`` atomically, after :func:`refuse_overwrite`."""
+    refuse_overwrite(out, inputs, what)
+    with writing(out):
+        write_atomic(Path(out), text)
+
+
+@contextmanager
+def staged_directory(out_dir: Path, inputs: Iterable[Path] = ()) -> Iterator[Path]:
+    """A hidden directory inside ``out_dir`` to write files into; when the block ends
+    without an error they are moved into ``out_dir`` (each after :func:`refuse_overwrite`),
+    and the staging directory is removed in any case.  ``out_dir`` is created when
+    needed, and removed again if it was and nothing was moved into it.  A killed
+    command's staging directory is removed by the next one (its name carries its pid).
+    """
+    out_dir = Path(out_dir)
+    inputs = list(inputs)
+    check_directory(out_dir, inputs)
+    created = not out_dir.exists()
+    with writing(out_dir, "write into it", exact=False):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        remove_stale_work_dirs(out_dir, prefix=".benchkill-stage-")
+        stage = new_work_dir("benchkill-stage-", out_dir, hidden=True)
+    moved = []
+    try:
+        yield stage
+        names = sorted(p.name for p in stage.iterdir())
+        for name in names:
+            refuse_overwrite(out_dir / name, inputs)
+        with writing(out_dir):
+            for name in names:
+                os.replace(stage / name, out_dir / name)
+                moved.append(name)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+        if created and not moved:
+            try:
+                out_dir.rmdir()
+            except OSError:
+                pass

@@ -1,0 +1,159 @@
+"""What a drawn lowered function is made of: the IR leaves, the kinds of values, and
+:class:`Scopes`, the bookkeeping every statement of :mod:`benchkill.fuzz.lowered` binds
+through (which values are visible, which roots are killed)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import tvm
+import tvm.ir._ffi_api as _ir_ffi
+import tvm.relax._ffi_api as _rx_ffi
+from hypothesis import strategies as st
+from tvm import relax
+
+from benchkill.inputs.kernels import Atoms
+
+#: Shape of every tensor of a drawn function (float32).
+TENSOR_SHAPE = (4,)
+
+
+class FuzzAtoms(Atoms):
+    """The shared leaves for float32[4] tensors, and the fuzzer's own types and callees."""
+
+    def __init__(self) -> None:
+        super().__init__(TENSOR_SHAPE)
+        self.scalar = relax.TensorType(relax.ShapeExpr([]), "float32")
+        self.bool_tensor = relax.TensorType(relax.ShapeExpr([]), "bool")
+        self.pair = tvm.ir.TupleType([self.tensor_ty, self.any_ty])
+        self.loose = relax.TensorType(None, "float32", ndim=1)
+        self.n = tvm.tirx.Var("n", "int64")
+        self.symbolic = relax.TensorType(relax.ShapeExpr([self.n]), "float32")
+        self.externs = [relax.ExternFunc(f"test.fuzz.f{i}") for i in range(3)]
+
+
+@lru_cache(maxsize=1)
+def atoms() -> FuzzAtoms:
+    """The leaves of every drawn module (immutable, so one instance serves them all)."""
+    return FuzzAtoms()
+
+
+# Kinds of values the generator tracks (what a variable holds, for picking operands).
+TENSOR, STORAGE, OBJECT, PAIR, LITERAL, SHAPE, PRIM, NULL, CONST, BOOL, STRING, VOID = (
+    "tensor",
+    "storage",
+    "object",
+    "pair",
+    "literal",
+    "shape",
+    "prim",
+    "null",
+    "const",
+    "bool",
+    "string",
+    "void",
+)
+LOOSE = "loose"  # a tensor of another type: R.Tensor(ndim=1) or R.Tensor((n,)) after match_cast
+#: kinds an extern call or a tuple literal may take as an argument
+ANY_ARG = (TENSOR, STORAGE, OBJECT, PAIR, LITERAL, SHAPE, PRIM, NULL, CONST, BOOL, STRING, LOOSE)
+#: kinds that hold a VM register (a kill of them is legal)
+KILLABLE = (TENSOR, STORAGE, OBJECT, PAIR, LITERAL, BOOL, LOOSE)
+
+
+class Value:
+    """A variable of the drawn program and what it is (for picking operands and kills)."""
+
+    __slots__ = ("var", "kind", "root", "depth", "exposes", "fields", "param", "serial", "item")
+    _serials = iter(range(1 << 62))
+
+    def __init__(self, var, kind, root=None, depth=0, fields=None, param=False):
+        self.serial = next(self._serials)  # not id(): ids of dropped values get reused
+        self.var = var
+        self.kind = kind
+        self.root = self if root is None else root  # the value CanonicalizeBindings keeps
+        self.depth = depth
+        self.fields = fields  # the field values of a tuple literal
+        self.param = param
+        self.item: tuple[Value, int] | None = None  # (tuple, index) of an item of a pair
+        # Roots this value lets a later binding reach (a tuple literal reaches its fields).
+        exposes = {self.root.serial}
+        for field in fields or ():
+            exposes |= field.exposes
+        self.exposes = frozenset(exposes)
+
+
+class Scopes:
+    """The state of one drawn function: its open scopes, the values they make visible and
+    the roots already killed; the binding primitives of every statement.
+
+    ``draw`` is the hypothesis ``draw`` of the statement being drawn.
+    """
+
+    def __init__(
+        self,
+        draw,
+        max_statements: int,
+        max_depth: int,
+        string_vars: bool = False,
+        branch_kills: bool = False,
+    ):
+        self.draw = draw
+        self.branch_kills = branch_kills
+        self.a = atoms()
+        self.budget = max_statements
+        self.max_depth = max_depth
+        self.string_vars = string_vars
+        self.scopes: list[list] = []  # bindings of each open scope
+        self.values: list[Value] = []  # visible values, innermost scope last
+        self.killed: set[int] = set()  # serials of killed roots
+        self.names = 0
+
+    # -- helpers -----------------------------------------------------------------------
+    def name(self, prefix: str) -> str:
+        self.names += 1
+        return f"{prefix}{self.names}"
+
+    def usable(self, kinds) -> list[Value]:
+        return [v for v in self.values if v.kind in kinds and not (v.exposes & self.killed)]
+
+    def pick(self, kinds) -> Value | None:
+        pool = self.usable(kinds)
+        if not pool:
+            return None
+        return pool[self.draw(st.integers(0, len(pool) - 1))]
+
+    def depth(self) -> int:
+        return len(self.scopes) - 1
+
+    def bind(self, kind: str, ty, value, prefix: str, root=None, fields=None) -> Value:
+        var = _ir_ffi.Var(self.name(prefix), ty, None)
+        self.scopes[-1].append(_rx_ffi.VarBinding(var, value, None))
+        return self.define(var, kind, root, fields)
+
+    def define(self, var, kind, root=None, fields=None) -> Value:
+        val = Value(var, kind, root, self.depth() if root is None else root.depth, fields)
+        if kind != VOID:
+            self.values.append(val)
+        return val
+
+    def call(self, ty, op, args, ty_args=()):
+        return _ir_ffi.Call(ty, op, list(args), None, list(ty_args), None)
+
+    def close(self, result) -> relax.SeqExpr:
+        """The SeqExpr of the innermost scope, returning ``result``."""
+        bindings = self.scopes.pop()
+        # one or two binding blocks (TVM's pass merges adjacent blocks; its kills go in the
+        # block of their binding)
+        split = self.draw(st.integers(0, len(bindings))) if bindings else 0
+        if not bindings:
+            blocks = []  # as TVMScript parses an empty scope
+        elif split in (0, len(bindings)):
+            blocks = [_rx_ffi.BindingBlock(bindings, None)]
+        else:
+            blocks = [
+                _rx_ffi.BindingBlock(bindings[:split], None),
+                _rx_ffi.BindingBlock(bindings[split:], None),
+            ]
+        seq = _rx_ffi.SeqExpr(blocks, result, None)
+        _rx_ffi.UpdateType(seq, result.ty)
+        return seq

@@ -1,0 +1,85 @@
+"""Text of values and comparisons, shared by ``benchkill compare`` and the Markdown report.
+
+Values get a readable unit (``1.2 ms``, ``3.4 MiB``, ``1.07x``); a comparison becomes the
+row ``benchmark, base, new, ratio, verdict, notes`` that both the text table and the
+report's Markdown table show, and a report its line of verdict counts.
+"""
+
+from __future__ import annotations
+
+import math
+
+from benchkill.bench.model import canonical_unit
+from benchkill.reporting.verdicts import CompareReport, Comparison
+from benchkill.results.store import Results
+
+#: The columns of a comparison row.
+COMPARISON_HEADER = ("benchmark", "base", "new", "ratio", "verdict", "notes")
+
+
+def format_value(value: float | None, unit: str) -> str:
+    """A value with a readable unit: 1.2 ms, 3.4 MiB, 1.07x."""
+    if value is None:
+        return "-"
+    unit = canonical_unit(unit)
+    if unit == "seconds":
+        for scale, name in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
+            if abs(value) >= scale or scale == 1e-9:
+                return f"{value / scale:.3g} {name}"
+    if unit == "bytes":
+        for scale, name in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+            if abs(value) >= scale:
+                return f"{value / scale:.3g} {name}"
+        return f"{value:.0f} B"
+    if unit == "ratio":
+        return f"{value:.3g}x"
+    return f"{value:.4g} {unit}".rstrip()
+
+
+def format_ratio(ratio: float | None) -> str:
+    """A ratio of medians to three decimals; ``-`` when there is none."""
+    if ratio is None:
+        return "-"
+    return "inf" if math.isinf(ratio) else f"{ratio:.3f}"
+
+
+def comparison_row(c: Comparison) -> tuple[str, str, str, str, str, str]:
+    """The cells of :data:`COMPARISON_HEADER` for one comparison."""
+    return (
+        c.label,
+        format_value(c.base.median if c.base else None, c.unit),
+        format_value(c.new.median if c.new else None, c.unit),
+        format_ratio(c.ratio),
+        c.verdict,
+        "; ".join(c.notes),
+    )
+
+
+def verdict_counts(report: CompareReport) -> str:
+    """``2 regression, 5 no change``: the verdicts present, most urgent first."""
+    verdicts = dict.fromkeys(c.verdict for c in report.comparisons)
+    return ", ".join(f"{report.count(v)} {v}" for v in verdicts)
+
+
+def comparison_table(report: CompareReport) -> str:
+    """The comparison as an aligned text table with a summary line."""
+    rows = [COMPARISON_HEADER, *(comparison_row(c) for c in report.comparisons)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(COMPARISON_HEADER) - 1)]
+    lines = []
+    for row in rows:
+        cells = [
+            row[i].ljust(widths[i]) if i == 0 else row[i].rjust(widths[i])
+            for i in range(len(widths))
+        ]
+        lines.append("  ".join(cells + [row[-1]]).rstrip())
+    summary = f"{verdict_counts(report)} (factor {report.factor:g}, alpha {report.alpha:g})"
+    lines.append(f"\n{summary}")
+    return "\n".join(lines)
+
+
+def code_text(results: Results) -> str:
+    """The commit(s) that measured a run: ``abc1234``, ``abc1234 (dirty)``, or for a run
+    resumed with ``--allow-code-change`` ``mixed: abc1234, def5678 (dirty)``."""
+    states = results.code_states or ((results.machine.git_commit, results.machine.git_dirty),)
+    codes = [(c or "-") + (" (dirty)" if d else "") for c, d in states]
+    return codes[0] if len(codes) == 1 else "mixed: " + ", ".join(codes)

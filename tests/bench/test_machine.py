@@ -1,0 +1,40 @@
+"""Metadata of this machine and of the code a run measured."""
+
+import os
+import subprocess
+
+from benchkill.bench.machine import collect_machine, git_state, machine_name
+
+
+def test_collect_machine_describes_this_machine():
+    m = collect_machine()
+    assert m.name and "/" not in m.name
+    assert m.cores == os.cpu_count()
+    assert m.python and m.benchkill_version
+    assert m.tvm_version and m.tvm_version.startswith("0.27")
+    assert m.memory_bytes is None or m.memory_bytes > 2**20
+
+
+def test_machine_name_is_filesystem_safe():
+    assert machine_name("node-7.example.org") == "node-7"
+    assert machine_name("we ird/host") == "we_ird_host"
+    assert machine_name("") == "unknown"
+
+
+def test_git_state(tmp_path):
+    assert git_state(tmp_path) == (None, None)
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@t",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@t",
+    )
+    for cmd in (["init", "-q"], ["add", "f"], ["commit", "-q", "-m", "x"]):
+        if cmd[0] == "add":
+            (tmp_path / "f").write_text("1")
+        subprocess.run(["git", *cmd], cwd=tmp_path, check=True, env=env)
+    commit, dirty = git_state(tmp_path)
+    assert commit and len(commit) >= 7 and dirty is False
+    (tmp_path / "f").write_text("2")
+    assert git_state(tmp_path) == (commit, True)

@@ -1,0 +1,361 @@
+"""Bad input to every command: one line on stderr, exit code 2, no traceback, nothing touched.
+
+Each row of :data:`MATRIX` runs one command (through ``cli.main``, as the console script
+does) in a workspace holding good and broken files of every kind: missing, empty,
+truncated, binary, non-UTF-8, another schema, a directory instead of a file, results
+files with impossible values, and bad numbers and patterns for every option.  Each must
+give exactly one stderr line ``benchkill: error: ...`` naming the problem, exit code 2,
+no traceback, and leave every file of the workspace byte for byte as it was (and create
+none).  ``run`` runs a fake suite (no TVM); the file commands that need TVM only parse.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from benchkill.bench.machine import collect_machine
+from benchkill.bench.model import FAILED
+from benchkill.cli.main import main
+from benchkill.results.asv_import import ASV_API_VERSION
+from benchkill.results.locking import exclusive
+from benchkill.results.store import SCHEMA_VERSION, save, to_dict
+from tests.conftest import BASE10, make_record, make_results, write_results
+
+MACHINE = collect_machine()
+
+#: A small lowered module as TVMScript (what `benchkill generate chain 2` prints).
+MODULE = """from tvm.script import ir as I
+from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
+        y: R.Tensor((4,), dtype="float32") = x
+        return y
+"""
+
+
+def _edited(path: Path, change) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def _results_file(path: Path, records, **machine) -> Path:
+    save(make_results(records, **machine), path)
+    return path
+
+
+def _fake_run(path: Path, **machine) -> Path:
+    """A results file of the fake suite on this machine (what ``run --resume`` takes)."""
+    state = dict(name=MACHINE.name, git_commit=MACHINE.git_commit, git_dirty=MACHINE.git_dirty)
+    state["tvm_version"] = MACHINE.tvm_version
+    results = make_results([], suites=("fake",), quick=False, **{**state, **machine})
+    save(results, path)
+    return path
+
+
+def build_workspace(w: Path) -> None:
+    """Every input file the matrix uses, good and bad."""
+    good = write_results(w / "a.json")
+    write_results(w / "b.json", 1.25)
+    write_results(w / "other.json", name="tree")
+    write_results(w / "future.json", version=SCHEMA_VERSION + 1)
+    text = good.read_text()
+    (w / "empty.json").write_text("")
+    (w / "blank.json").write_text("  \n\n")
+    (w / "truncated.json").write_text(text[: len(text) // 2])
+    (w / "binary.json").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    (w / "latin1.json").write_bytes('{"schema_version": 2, "x": "caf\u00e9"}'.encode("latin-1"))
+    (w / "list.json").write_text("[1, 2, 3]")
+    (w / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (w / "dir.json").mkdir()
+    (w / "afile").write_text("a plain file\n")
+    (w / "report.md").write_text("# an older report\n")
+    asv = {"version": ASV_API_VERSION - 1, "result_columns": [], "results": {}}
+    (w / "asv_old.json").write_text(json.dumps(asv))
+    _results_file(w / "negative.json", [make_record([-v for v in BASE10])])
+    _results_file(w / "zeros.json", [make_record([0.0] * 10)])
+    _edited(
+        _results_file(w / "inflated.json", [make_record()]),
+        lambda d: d["records"][0]["summary"].update(median=1000.0),
+    )
+    _results_file(w / "lots.json", [make_record(params={"bindings": "lots", "impl": "naive"})])
+    peak = make_record([2.0**20] * 3, "vm_peak_bytes", "bytes", suite="vm", name="mlp")
+    peak = replace(
+        peak,
+        params={"workload": "mlp", "exec_mode": "bytecode", "kill": None},
+        extra={"static_live_bytes": "garbage"},
+    )
+    _results_file(w / "garbage_extra.json", [peak])
+    crash = make_record((), "case", "", status=FAILED, error="RuntimeError: boom")
+    _results_file(w / "failed_only.json", [crash])
+    _edited(
+        _results_file(w / "surrogate.json", [make_record()]),
+        lambda d: d["records"][0].update(name="\ud800"),
+    )
+    dup = _results_file(w / "dup.json", [make_record()])
+    _edited(dup, lambda d: d["records"].append(d["records"][0]))
+    _edited(
+        _results_file(w / "badtime.json", [make_record()]),
+        lambda d: d["settings"].update(started_at="yesterday"),
+    )
+    _results_file(w / "fake_records.json", [make_record(suite="fake", name="case")])
+    (w / "module.py").write_text(MODULE)
+    (w / "truncated.py").write_text(MODULE[: len(MODULE) // 2])
+    (w / "empty.py").write_text("")
+    (w / "notmodule.py").write_text("x = 1\n")
+    (w / "binary.py").write_bytes(b"\x89PNG\r\n\x1a\n\x00")
+    (w / "latin1.py").write_bytes("# caf\u00e9\n".encode("latin-1") + MODULE.encode())
+    _fake_run(w / "fake.json")
+    _fake_run(w / "othermachine.json", name="elsewhere")
+    _fake_run(w / "othercommit.json", git_commit="0000000")
+    _fake_run(w / "flipped.json", git_dirty=not MACHINE.git_dirty)
+    _fake_run(w / "othertvm.json", tvm_version="0.1.0")
+    _fake_run(w / "locked.json")
+    trust = w / "trust-broken"
+    trust.mkdir()
+    for name in ("a-0", "b-0", "a-1", "b-1"):
+        write_results(trust / f"{name}.json")
+    (trust / "b-1.json").write_text("{garbage")
+
+
+# (id, argv, fragment of the error line).  {w} is the workspace.
+MATRIX = [
+    # --- run ---------------------------------------------------------------------------
+    ("run: unknown suite", ["run", "--suite", "nope"], "unknown suite 'nope'"),
+    ("run: empty suite list", ["run", "--suite", ","], "no suite named"),
+    ("run: out exists", ["run", "--out", "a.json"], "a.json: already exists"),
+    ("run: out is a plain file", ["run", "--out", "afile"], "afile: already exists"),
+    ("run: out is a directory", ["run", "--out", "dir.json"], "is a directory"),
+    ("run: out under a file", ["run", "--out", "afile/r.json"], "afile is not a directory"),
+    ("run: resume missing", ["run", "--resume", "missing.json"], "no such file"),
+    ("run: resume empty", ["run", "--resume", "empty.json"], "empty file"),
+    ("run: resume truncated", ["run", "--resume", "truncated.json"], "(truncated?)"),
+    ("run: resume binary", ["run", "--resume", "binary.json"], "invalid UTF-8"),
+    ("run: resume non-UTF-8", ["run", "--resume", "latin1.json"], "invalid UTF-8"),
+    ("run: resume directory", ["run", "--resume", "dir.json"], "is a directory"),
+    ("run: resume newer schema", ["run", "--resume", "future.json"], "schema_version"),
+    ("run: resume asv file", ["run", "--resume", "asv_old.json"], "no schema_version"),
+    ("run: resume and out", ["run", "--resume", "fake.json", "--out", "x.json"], "do not give"),
+    ("run: resume other suite", ["run", "--resume", "fake.json", "--suite", "pass"], "--suite"),
+    ("run: resume other machine", ["run", "--resume", "othermachine.json"], "'elsewhere'"),
+    ("run: resume other commit", ["run", "--resume", "othercommit.json"], "commit 0000000"),
+    ("run: resume clean/dirty flip", ["run", "--resume", "flipped.json"], "--allow-code-change"),
+    ("run: resume other tvm", ["run", "--resume", "othertvm.json"], "apache-tvm 0.1.0"),
+    ("run: resume locked", ["run", "--resume", "locked.json"], "another benchkill run"),
+    ("run: retry without resume", ["run", "--retry-failed"], "give --resume"),
+    ("run: allow without resume", ["run", "--allow-code-change"], "give --resume"),
+    ("run: unknown option", ["run", "--fast"], "unrecognized arguments: --fast"),
+    # --- compare -----------------------------------------------------------------------
+    ("compare: missing base", ["compare", "missing.json", "a.json"], "no such file"),
+    ("compare: missing new", ["compare", "a.json", "missing.json"], "no such file"),
+    ("compare: empty", ["compare", "a.json", "empty.json"], "empty file"),
+    ("compare: blank", ["compare", "a.json", "blank.json"], "empty file"),
+    ("compare: truncated", ["compare", "a.json", "truncated.json"], "(truncated?)"),
+    ("compare: binary", ["compare", "a.json", "binary.json"], "invalid UTF-8"),
+    ("compare: non-UTF-8", ["compare", "latin1.json", "a.json"], "invalid UTF-8"),
+    ("compare: directory", ["compare", "dir.json", "a.json"], "is a directory"),
+    ("compare: newer schema", ["compare", "a.json", "future.json"], "schema_version 3"),
+    ("compare: JSON list", ["compare", "a.json", "list.json"], "neither a benchkill"),
+    ("compare: nested too deep", ["compare", "a.json", "deep.json"], "nested too deeply"),
+    ("compare: old asv", ["compare", "a.json", "asv_old.json"], "asv results version 1"),
+    ("compare: not a file", ["compare", "a.json", "/dev/null"], "not a regular file"),
+    ("compare: no common case", ["compare", "a.json", "other.json"], "no case in common"),
+    ("compare: negative times", ["compare", "a.json", "negative.json"], "negative sample"),
+    ("compare: all-zero times", ["compare", "zeros.json", "a.json"], "every sample is 0"),
+    ("compare: inflated summary", ["compare", "a.json", "inflated.json"], "summary.median"),
+    ("compare: lone surrogate", ["compare", "a.json", "surrogate.json"], "lone surrogate"),
+    ("compare: duplicate record", ["compare", "a.json", "dup.json"], "same measurement"),
+    ("compare: bad start time", ["compare", "a.json", "badtime.json"], "'yesterday'"),
+    ("compare: factor text", ["compare", "a.json", "b.json", "--factor", "abc"], "'abc'"),
+    ("compare: factor 1", ["compare", "a.json", "b.json", "--factor", "1"], "above 1"),
+    ("compare: factor below 1", ["compare", "a.json", "b.json", "--factor", "0.5"], "above 1"),
+    ("compare: factor nan", ["compare", "a.json", "b.json", "--factor", "nan"], "finite"),
+    ("compare: factor inf", ["compare", "a.json", "b.json", "--factor", "inf"], "finite"),
+    ("compare: alpha 0", ["compare", "a.json", "b.json", "--alpha", "0"], "between 0 and 1"),
+    ("compare: alpha 1", ["compare", "a.json", "b.json", "--alpha", "1"], "between 0 and 1"),
+    ("compare: alpha text", ["compare", "a.json", "b.json", "--alpha", "x"], "invalid alpha"),
+    ("compare: regex (", ["compare", "a.json", "b.json", "--only", "("], "regular expression"),
+    ("compare: regex [", ["compare", "a.json", "b.json", "--only", "[a-"], "regular expression"),
+    ("compare: regex *", ["compare", "a.json", "b.json", "--only", "*x"], "regular expression"),
+    ("compare: regex none", ["compare", "a.json", "b.json", "--only", "zzz"], "matching --only"),
+    ("compare: one file", ["compare", "a.json"], "required: new"),
+    # --- trust -------------------------------------------------------------------------
+    ("trust: trials 1", ["trust", "--trials", "1"], "must be at least 2"),
+    ("trust: trials text", ["trust", "--trials", "ten"], "expected an integer"),
+    ("trust: trials float", ["trust", "--trials", "2.5"], "expected an integer"),
+    ("trust: slowdown 0", ["trust", "--slowdown", "0"], "must be above 0"),
+    ("trust: slowdown negative", ["trust", "--slowdown", "-0.1"], "must be above 0"),
+    ("trust: slowdown inf", ["trust", "--slowdown", "inf"], "finite"),
+    ("trust: factor", ["trust", "--factor", "0.9"], "above 1"),
+    ("trust: alpha", ["trust", "--alpha", "1.5"], "between 0 and 1"),
+    ("trust: dir is a file", ["trust", "--dir", "afile", "--trials", "2"], "not a directory"),
+    ("trust: broken run", ["trust", "--dir", "trust-broken", "--trials", "2"], "b-1.json"),
+    # --- plot --------------------------------------------------------------------------
+    ("plot: missing", ["plot", "missing.json", "--out", "figs"], "no such file"),
+    ("plot: empty", ["plot", "empty.json", "--out", "figs"], "empty file"),
+    ("plot: truncated", ["plot", "truncated.json", "--out", "figs"], "(truncated?)"),
+    ("plot: binary", ["plot", "binary.json", "--out", "figs"], "invalid UTF-8"),
+    ("plot: directory", ["plot", "dir.json", "--out", "figs"], "is a directory"),
+    ("plot: newer schema", ["plot", "future.json", "--out", "figs"], "schema_version"),
+    ("plot: bindings lots", ["plot", "lots.json", "--out", "figs"], "params.bindings"),
+    ("plot: garbage extra", ["plot", "garbage_extra.json", "--out", "figs"], "static_live"),
+    ("plot: negative", ["plot", "negative.json", "--out", "figs"], "negative sample"),
+    ("plot: only failed", ["plot", "failed_only.json", "--out", "figs"], "nothing to draw"),
+    ("plot: out is a file", ["plot", "a.json", "--out", "afile"], "not a directory"),
+    ("plot: out is the input", ["plot", "a.json", "--out", "a.json"], "a.json: is an input"),
+    ("plot: out under a file", ["plot", "a.json", "--out", "afile/figs"], "not a directory"),
+    ("plot: out unwritable", ["plot", "a.json", "--out", "/proc/self"], "/proc/self: cannot"),
+    # --- report ------------------------------------------------------------------------
+    ("report: missing", ["report", "missing.json"], "no such file"),
+    ("report: newer schema", ["report", "future.json", "--out", "r.md"], "schema_version"),
+    ("report: non-UTF-8", ["report", "latin1.json", "--out", "r.md"], "invalid UTF-8"),
+    ("report: out is the input", ["report", "a.json", "--out", "a.json"], "is an input"),
+    ("report: out is results", ["report", "a.json", "--out", "b.json"], "results file"),
+    ("report: out is cut results", ["report", "a.json", "--out", "truncated.json"], "results"),
+    ("report: out is a directory", ["report", "a.json", "--out", "dir.json"], "is a directory"),
+    ("report: out unwritable", ["report", "a.json", "--out", "/proc/self/r.md"], "cannot"),
+    ("report: bindings lots", ["report", "lots.json", "--out", "r.md"], "params.bindings"),
+    ("report: garbage extra", ["report", "garbage_extra.json", "--out", "r.md"], "static_live"),
+    ("report: inflated summary", ["report", "inflated.json", "--out", "r.md"], "summary.median"),
+    # --- targets -----------------------------------------------------------------------
+    ("targets: missing", ["targets", "missing.json"], "no such file"),
+    ("targets: empty", ["targets", "empty.json"], "empty file"),
+    ("targets: directory", ["targets", "dir.json"], "is a directory"),
+    ("targets: asv file", ["targets", "asv_old.json"], "no schema_version"),
+    ("targets: bindings lots", ["targets", "lots.json"], "params.bindings"),
+    ("targets: only failed", ["targets", "failed_only.json"], "no successful pass or vm"),
+    ("targets: no pass or vm records", ["targets", "fake_records.json"], "no successful"),
+    ("targets: zero times", ["targets", "zeros.json"], "every sample is 0"),
+    # --- generate ----------------------------------------------------------------------
+    ("generate: unknown family", ["generate", "nope", "5"], "unknown family 'nope'"),
+    ("generate: N 0", ["generate", "chain", "0"], "must be at least 1"),
+    ("generate: N negative", ["generate", "chain", "-5"], "must be at least 1"),
+    ("generate: N text", ["generate", "chain", "many"], "expected an integer"),
+    ("generate: N float", ["generate", "chain", "1e3"], "expected an integer"),
+    ("generate: N huge", ["generate", "chain", "100000000000", "--count"], "at most 10,000,000"),
+    ("generate: seed negative", ["generate", "chain", "5", "--seed", "-1"], "at least 0"),
+    ("generate: seed text", ["generate", "chain", "5", "--seed", "x"], "expected an integer"),
+    # --- apply -------------------------------------------------------------------------
+    ("apply: missing", ["apply", "missing.py"], "No such file"),
+    ("apply: empty", ["apply", "empty.py"], "is empty"),
+    ("apply: truncated", ["apply", "truncated.py"], "cannot parse"),
+    ("apply: binary", ["apply", "binary.py"], "codec can't decode"),
+    ("apply: non-UTF-8", ["apply", "latin1.py"], "codec can't decode"),
+    ("apply: directory", ["apply", "dir.json"], "Is a directory"),
+    ("apply: results file", ["apply", "a.json"], "cannot parse"),
+    ("apply: not a module", ["apply", "notmodule.py"], "cannot parse"),
+    ("apply: out is the input", ["apply", "module.py", "--out", "module.py"], "is an input"),
+    ("apply: out is results", ["apply", "module.py", "--out", "a.json"], "results file"),
+    ("apply: out is a directory", ["apply", "module.py", "--out", "dir.json"], "is a directory"),
+    ("apply: out unwritable", ["apply", "module.py", "--out", "/proc/self/m.py"], "m.py: cannot"),
+    ("apply: unknown family", ["apply", "--generate", "nope", "5"], "unknown family"),
+    ("apply: N text", ["apply", "--generate", "chain", "x"], "N_OPS expected an integer"),
+    ("apply: N 0", ["apply", "--generate", "chain", "0"], "N_OPS must be at least 1"),
+    ("apply: N huge", ["apply", "--generate", "chain", "99999999999"], "at most 10,000,000"),
+    ("apply: file and generate", ["apply", "module.py", "--generate", "chain", "5"], "not allowed"),
+    ("apply: variant", ["apply", "module.py", "--variant", "best"], "invalid choice: 'best'"),
+    # --- profile -----------------------------------------------------------------------
+    ("profile: unknown family", ["profile", "nope", "5"], "unknown family 'nope'"),
+    ("profile: N 0", ["profile", "chain", "0"], "must be at least 1"),
+    ("profile: N text", ["profile", "chain", "lots"], "expected an integer"),
+    ("profile: N huge", ["profile", "chain", "100000000000"], "at most 10,000,000"),
+    ("profile: repeats 0", ["profile", "chain", "5", "--repeats", "0"], "at least 1"),
+    ("profile: seed negative", ["profile", "chain", "5", "--seed", "-2"], "at least 0"),
+    # --- verify ------------------------------------------------------------------------
+    ("verify: missing", ["verify", "missing.py"], "No such file"),
+    ("verify: empty", ["verify", "empty.py"], "is empty"),
+    ("verify: truncated", ["verify", "truncated.py"], "cannot parse"),
+    ("verify: binary", ["verify", "binary.py"], "codec can't decode"),
+    ("verify: directory", ["verify", "dir.json"], "Is a directory"),
+    ("verify: results file", ["verify", "a.json"], "cannot parse"),
+    ("verify: not a module", ["verify", "notmodule.py"], "cannot parse"),
+    # --- fuzz --------------------------------------------------------------------------
+    ("fuzz: examples 0", ["fuzz", "--examples", "0"], "at least 1"),
+    ("fuzz: examples text", ["fuzz", "--examples", "many"], "expected an integer"),
+    ("fuzz: seed negative", ["fuzz", "--seed", "-1"], "at least 0"),
+    ("fuzz: max statements 0", ["fuzz", "--max-statements", "0"], "at least 1"),
+    ("fuzz: buildable negative", ["fuzz", "--buildable", "-1"], "at least 0"),
+    ("fuzz: buildable text", ["fuzz", "--buildable", "x"], "expected an integer"),
+    # --- the command line itself --------------------------------------------------------
+    ("unknown command", ["frobnicate"], "invalid choice: 'frobnicate'"),
+]
+
+
+def test_the_matrix_covers_every_command_with_at_least_60_cases():
+    from benchkill.cli.main import COMMANDS
+
+    assert len(MATRIX) >= 60
+    assert {argv[0] for _, argv, _ in MATRIX} >= set(COMMANDS)
+    assert len({what for what, _, _ in MATRIX}) == len(MATRIX)
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Every path under ``root`` -> sha256 of its bytes (``dir`` for a directory)."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames:
+            out[os.path.relpath(os.path.join(dirpath, name), root)] = "dir"
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            with open(path, "rb") as f:
+                out[os.path.relpath(path, root)] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("matrix-template")
+    build_workspace(root)
+    return root
+
+
+@pytest.mark.parametrize("what,argv,fragment", MATRIX, ids=[row[0] for row in MATRIX])
+def test_bad_input(what, argv, fragment, template, tmp_path, monkeypatch, capsys, fake_suite):
+    import shutil
+
+    work = tmp_path / "w"
+    shutil.copytree(template, work, symlinks=True)
+    monkeypatch.chdir(work)
+    with exclusive(work / "locked.json"):  # a run that is writing locked.json right now
+        before = snapshot(work)
+        code = main(argv)
+        captured = capsys.readouterr()
+        after = snapshot(work)
+    assert code == 2, captured
+    assert "Traceback" not in captured.err
+    lines = captured.err.splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith("benchkill: error: "), lines[0]
+    assert fragment in lines[0], lines[0]
+    assert after == before  # nothing changed, nothing created
+    assert fake_suite.calls == []  # and nothing measured
+
+
+def test_report_of_a_file_whose_name_is_not_utf8(template, tmp_path, monkeypatch, capsys):
+    """Not an error: the report names the file by its bytes, stdout shows U+FFFD."""
+    name = os.fsdecode(b"run-\xff.json")
+    (tmp_path / name).write_bytes((template / "a.json").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", name, "--out", "r.md"]) == 0
+    assert capsys.readouterr().out.strip() == "r.md"
+    assert b"run-\xff.json" in (tmp_path / "r.md").read_bytes()
+
+
+def test_a_results_file_written_by_a_version_1_benchkill_is_no_input_error(tmp_path):
+    """(the matrix's files are version 2; version 1 still loads)"""
+    path = write_results(tmp_path / "v1.json")
+    data = to_dict(make_results([make_record()]))
+    data["schema_version"] = 1
+    for r in data["records"]:
+        del r["git_commit"], r["git_dirty"]
+    path.write_text(json.dumps(data))
+    assert main(["compare", str(path), str(path)]) == 0

@@ -1,0 +1,100 @@
+"""The command table: one module per command, imported only for the command that runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchkill.cli import main as cli_main
+from benchkill.cli.main import COMMANDS, command_module, main, named_command
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+PROBE = """
+import json, sys
+from benchkill.cli.main import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in sys.modules if m == "tvm" or m.startswith(("tvm.",
+    "benchkill.cli.cmd_", "matplotlib", "hypothesis")))), file=sys.stderr)
+"""
+
+
+def imported_by(*argv: str) -> list[str]:
+    """The TVM, matplotlib, hypothesis and command modules ``benchkill ARGV`` imports."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return json.loads(done.stderr.strip().splitlines()[-1])
+
+
+def test_help_imports_no_command_and_no_tvm():
+    assert imported_by("--help") == []
+
+
+@pytest.mark.parametrize("command", ["compare", "run", "plot", "report", "targets", "trust"])
+def test_help_of_a_command_imports_that_command_only_and_no_tvm(command):
+    assert imported_by(command, "--help") == [f"benchkill.cli.cmd_{command}"]
+
+
+def test_no_command_module_imports_tvm_when_imported():
+    code = (
+        "import sys, importlib; "
+        f"[importlib.import_module('benchkill.cli.cmd_' + c) for c in {list(COMMANDS)!r}]; "
+        "print([m for m in ('tvm', 'matplotlib', 'hypothesis') if m in sys.modules])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=PROJECT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_every_command_has_a_module_with_arguments_and_run(command):
+    module = command_module(command)
+    assert callable(module.add_arguments) and callable(module.run)
+    assert module.__doc__ and f"benchkill {command}" in module.__doc__
+
+
+def test_top_level_help_lists_every_command(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    for command, text in COMMANDS.items():
+        assert command in out and text.split()[0] in out
+
+
+def test_named_command_is_the_first_argument_that_is_no_option():
+    assert named_command(["--version"]) is None
+    assert named_command(["compare", "a", "b"]) == "compare"
+    assert named_command(["nosuch", "run"]) is None
+    assert named_command([]) is None
+
+
+def test_unknown_or_missing_command_is_a_usage_error(capsys):
+    assert main(["nosuch"]) == 2
+    assert "invalid choice: 'nosuch'" in capsys.readouterr().err
+    assert main([]) == 2
+    assert "required: command" in capsys.readouterr().err
+
+
+def test_only_the_named_command_is_configured(monkeypatch):
+    imported = []
+    monkeypatch.setattr(
+        cli_main, "command_module", lambda name: imported.append(name) or command_module(name)
+    )
+    args = cli_main.make_parser(["targets", "x.json"]).parse_args(["targets", "x.json"])
+    assert imported == ["targets"]
+    assert args.func is command_module("targets").run

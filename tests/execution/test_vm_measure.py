@@ -1,0 +1,258 @@
+"""measure_vm on real LLVM builds in child processes: outputs, peaks against the static
+bound, timelines, failures recorded (segfault, timeout, the legacy compiled build)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tvm.script import ir as I
+from tvm.script import relax as R
+from tvm.script import tirx as T
+
+from benchkill.bench.model import EXPECTED_FAILURE, OK, CaseSpec
+from benchkill.bench.suites import vm_suite
+from benchkill.errors import BenchkillError
+from benchkill.execution.estimate import estimate_memory
+from benchkill.execution.peak import peak_supported
+from benchkill.execution.vm_measure import measure_vm
+from benchkill.inputs import workloads
+from benchkill.relax.text import module_text
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not peak_supported(), reason="needs Linux /proc/self/clear_refs"),
+]
+
+MiB = 1 << 20
+KILLS = (None, "tvm", "benchkill", "beyond")
+CHAIN = workloads.layer_chain(6, 4)  # 6 layers, 4 MiB tensors
+
+
+def _chain_reference(x: np.ndarray, layers: int) -> np.ndarray:
+    for _ in range(layers):
+        x = x * np.float32(0.5) + np.float32(1.0)
+    return x
+
+
+@pytest.fixture(scope="module")
+def chain_runs():
+    """The chain in bytecode mode, once per kill variant (one child process each)."""
+    return {
+        kill: measure_vm(CHAIN.mod, CHAIN.inputs, kill=kill, repeat=2, peak_repeat=2)
+        for kill in KILLS
+    }
+
+
+def _bound(kill, **kw):
+    return estimate_memory(CHAIN.mod, CHAIN.input_shapes, kill=kill, **kw).liveness_peak_bytes
+
+
+def test_every_variant_runs_and_computes_the_chain(chain_runs):
+    want = _chain_reference(CHAIN.inputs[0], 6)
+    for kill, r in chain_runs.items():
+        assert r.ok, (kill, r.error)
+        assert r.stage is None
+        assert len(r.seconds) == 2 and len(r.peaks) == 2 and r.build_seconds > 0
+        assert len(r.outputs) == 1
+        np.testing.assert_allclose(r.outputs[0], want, rtol=1e-6)
+
+
+def test_outputs_equal_across_kill_variants(chain_runs):
+    reference = chain_runs[None].outputs
+    for r in chain_runs.values():
+        np.testing.assert_array_equal(r.outputs[0], reference[0])
+
+
+def test_peak_meets_the_liveness_bound(chain_runs):
+    for kill, r in chain_runs.items():
+        bound = _bound(kill)
+        assert abs(r.peak_bytes / bound - 1) <= 0.05, (kill, r.peak_bytes, bound)
+    # kills release each result: 3 tensors live instead of 7
+    assert _bound("tvm") == 3 * 4 * MiB and _bound(None) == 7 * 4 * MiB
+    assert chain_runs[None].peak_bytes > 2 * chain_runs["tvm"].peak_bytes
+    assert chain_runs["benchkill"].peak_bytes == pytest.approx(
+        chain_runs["tvm"].peak_bytes, rel=0.01
+    )
+
+
+def test_bytecode_timeline_rises_and_falls_with_the_layers(chain_runs):
+    r = chain_runs["tvm"]
+    symbols = {e.symbol for e in r.timeline}
+    assert {"layer", "multiply", "add", "vm.builtin.alloc_storage"} <= symbols
+    resident = [e.resident_bytes for e in r.timeline]
+    # pooled allocator: freed blocks are reused, so the curve stops at the pool's top
+    assert max(resident) == pytest.approx(r.peak_bytes, rel=0.05)
+    assert len(r.timeline) == sum(1 for e in r.timeline if e.before) * 2
+
+
+def test_compiled_mode_has_a_peak_but_no_timeline():
+    r = measure_vm(
+        CHAIN.mod, CHAIN.inputs, exec_mode="compiled", kill="benchkill", repeat=1, peak_repeat=1
+    )
+    assert r.ok, r.error
+    assert r.timeline == ()
+    assert abs(r.peak_bytes / _bound("benchkill", return_slot=False) - 1) <= 0.05
+    np.testing.assert_allclose(r.outputs[0], _chain_reference(CHAIN.inputs[0], 6), rtol=1e-6)
+
+
+def test_naive_allocator_peak_meets_the_bound_too():
+    r = measure_vm(CHAIN.mod, CHAIN.inputs, memory_cfg="naive", kill="tvm", repeat=1, peak_repeat=1)
+    assert r.ok, r.error
+    assert abs(r.peak_bytes / _bound("tvm") - 1) <= 0.05
+
+
+def _return_slot_module():
+    """main: three calls of ``fresh`` whose results are summed and then killed."""
+    from tvm import relax
+
+    n = MiB  # float32: 4 MiB tensors
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((n,), "float32"))
+    with bb.function("fresh", [x]):
+        bb.emit_func_output(bb.emit(relax.op.add(x, relax.const(1.0, "float32"))))
+    fresh = bb.get().get_global_var("fresh")
+    x = relax.Var("x", relax.TensorType((n,), "float32"))
+    with bb.function("main", [x]):
+        sums = [bb.emit(relax.op.sum(bb.emit(relax.Call(fresh, [x])))) for _ in range(3)]
+        bb.emit_func_output(relax.Tuple(sums))
+    return bb.get(), np.ones(n, "float32")
+
+
+def test_return_slot_pins_a_killed_result_in_bytecode_mode_only():
+    mod, x = _return_slot_module()
+    slot = estimate_memory(mod, kill="tvm", return_slot=True).liveness_peak_bytes
+    no_slot = estimate_memory(mod, kill="tvm", return_slot=False).liveness_peak_bytes
+    assert slot // MiB == 8 and no_slot // MiB == 4  # plus the 4-byte sums
+    for mode, bound in (("bytecode", slot), ("compiled", no_slot)):
+        r = measure_vm(mod, [x], kill="tvm", exec_mode=mode, repeat=1, peak_repeat=1)
+        assert r.ok, r.error
+        assert abs(r.peak_bytes / bound - 1) <= 0.05, (mode, r.peak_bytes, bound)
+        np.testing.assert_allclose([o.item() for o in r.outputs], [2.0 * x.size] * 3)
+
+
+@I.ir_module
+class Grow:
+    @R.function
+    def main(x: R.Tensor((16777216,), "float32")) -> R.Tensor((16777216,), "float32"):
+        y = R.add(x, R.const(1.0, "float32"))
+        return y
+
+
+def test_vm_calibration_64_mib_result():
+    x = np.zeros(16 * MiB, "float32")  # 64 MiB in, 64 MiB out
+    r = measure_vm(Grow, [x], kill="tvm", repeat=1, peak_repeat=1, timeline=False)
+    assert r.ok, r.error
+    assert abs(r.peak_bytes / (64 * MiB) - 1) <= 0.05, r.peak_bytes
+    assert r.floor_bytes < MiB
+    assert r.timeline == ()
+
+
+@I.ir_module
+class Crash:
+    @T.prim_func(private=True)
+    def poke(a: T.Buffer((T.int64(4),), "float32"), b: T.Buffer((T.int64(4),), "float32")):
+        for i in range(T.int64(4)):
+            b[i + T.int64(1 << 42)] = a[i]  # 16 TiB past the buffer
+
+    @R.function
+    def main(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        cls = Crash
+        y = R.call_tir(cls.poke, (x,), out_ty=R.Tensor((4,), "float32"))
+        return y
+
+
+def test_a_segfault_in_the_run_is_recorded_not_raised():
+    r = measure_vm(Crash, [np.ones(4, "float32")], kill="tvm", repeat=1, peak_repeat=1)
+    assert not r.ok
+    assert r.stage == "child"
+    assert "SIGSEGV" in r.error and "during run" in r.error
+    assert r.outputs == () and r.peak_bytes is None
+
+
+def test_a_timeout_is_recorded_not_raised():
+    r = measure_vm(Grow, [np.zeros(16 * MiB, "float32")], kill=None, timeout=0.2)
+    assert not r.ok and r.stage == "child"
+    assert "timed out after 0.2 s" in r.error
+
+
+@pytest.fixture(scope="module")
+def upstream_records():
+    w = workloads.upstream_rekill()
+    return vm_suite.measure_workload(
+        w, "compiled", "pooled", (None, "legacy", "benchkill"), repeat=1
+    )
+
+
+def test_legacy_rekill_compiled_is_an_expected_failure(upstream_records):
+    legacy = [r for r in upstream_records if r.params["kill"] == "legacy"]
+    assert len(legacy) == 1
+    assert legacy[0].status == EXPECTED_FAILURE
+    assert legacy[0].metric == "vm_build_time"
+    assert "anylist_getitem" in legacy[0].error
+
+
+def test_fixed_rekill_compiled_builds_and_runs(upstream_records):
+    fixed = {r.metric: r for r in upstream_records if r.params["kill"] == "benchkill"}
+    assert set(fixed) == {"vm_build_time", "vm_run_time", "vm_peak_bytes"}
+    assert all(r.status == OK for r in fixed.values())
+
+
+def test_suite_case_records():
+    spec = CaseSpec("vm", "chain", {"workload": "chain", "exec_mode": "bytecode",
+                                    "memory_cfg": "pooled", "layers": 3, "mib": 1,
+                                    "kills": [None, "tvm"], "repeat": 1})  # fmt: skip
+    records = vm_suite.run_case(spec)
+    by = {(r.params["kill"], r.metric): r for r in records}
+    metrics = {"vm_build_time", "vm_run_time", "vm_peak_bytes", "liveness_bound_bytes",
+               "peak_over_bound"}  # fmt: skip
+    assert set(by) == {(k, m) for k in (None, "tvm") for m in metrics}
+    assert all(r.status == OK for r in records), [r.error for r in records]
+    peak = by[("tvm", "vm_peak_bytes")]
+    assert peak.unit == "bytes" and len(peak.samples) == 3
+    assert len(peak.extra["static_live_bytes"]) == len(peak.extra["static_points"]) > 0
+    assert len(peak.extra["measured_bytes"]) == len(peak.extra["measured_symbols"]) > 0
+    assert by[("tvm", "liveness_bound_bytes")].samples == (3 * MiB,)
+    assert by[(None, "liveness_bound_bytes")].samples == (4 * MiB,)
+
+
+def test_suite_cases_are_unique_and_quick_is_small():
+    quick, full = vm_suite.cases(True), vm_suite.cases(False)
+    for specs in (quick, full):
+        assert len({s.key for s in specs}) == len(specs)
+    assert len(quick) < len(full)
+    assert any(s.params.get("workload") == "upstream_rekill" for s in quick)
+
+
+def test_invalid_options_raise_before_any_child():
+    x = [np.ones(4, "float32")]
+    with pytest.raises(BenchkillError, match="exec_mode"):
+        measure_vm(Crash, x, exec_mode="jit")
+    with pytest.raises(BenchkillError, match="memory_cfg"):
+        measure_vm(Crash, x, memory_cfg="arena")
+    with pytest.raises(BenchkillError, match="unknown kill variant"):
+        measure_vm(Crash, x, kill="some")
+    with pytest.raises(BenchkillError, match="repeat"):
+        measure_vm(Crash, x, repeat=0)
+    with pytest.raises(BenchkillError, match="peak_repeat"):
+        measure_vm(Crash, x, peak_repeat=True)
+    with pytest.raises(BenchkillError, match="timeout"):
+        measure_vm(Crash, x, timeout=0)
+    with pytest.raises(BenchkillError, match="no function 'run'"):
+        measure_vm(Crash, x, func="run")
+    with pytest.raises(BenchkillError, match="input 0 is a list"):
+        measure_vm(Crash, [[1.0, 2.0]])
+    with pytest.raises(BenchkillError, match="tvm.IRModule"):
+        measure_vm("main", x)
+
+
+@I.ir_module
+class WithTensorConstant:
+    @R.function
+    def main(x: R.Tensor((2,), "float32")) -> R.Tensor((2,), "float32"):
+        y = R.add(x, R.const(np.array([1.0, 2.0], "float32")))
+        return y
+
+
+def test_tensor_constants_are_refused():
+    with pytest.raises(BenchkillError, match="tensor constant"):
+        module_text(WithTensorConstant)

@@ -9,8 +9,10 @@ The steps, each in its own module:
 3. :mod:`.rewrite` -- one rebuild that applies the canonicalization, inserts the kills
    and reuses every unchanged binding and block.
 
-A function that needs a canonicalization :mod:`.canonicalize` does not reproduce is
-canonicalized by TVM first and then swept (a second sweep on that path only).
+The sweep (and the plan and rebuild, for the rules they check) detects, cheaply, every
+rule by which TVM's pass would rebuild a function differently (:mod:`.canonicalize` lists
+them, with their TVM sources); such a function is handed, whole, to :mod:`.fallback`, which
+computes TVM's result in every mode, exactly and whatever the caller's PassContext.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from tvm import relax
 
 from benchkill.errors import BenchkillError
 from benchkill.hooks import SLOWDOWN_ENV
-from benchkill.passes import canonicalize
+from benchkill.passes import fallback
+from benchkill.passes.canonicalize import Unsupported
 from benchkill.passes.last_use import NeedsTVMCanonicalization, sweep_function
 from benchkill.passes.plan import plan_kills
 from benchkill.passes.rewrite import rewrite_function
@@ -51,11 +54,14 @@ def kill_function(func, *, exclude_null_value: bool = True, tvm_compatible: bool
 def _kill_after_last_use(func, exclude_null_value: bool, tvm_compatible: bool):
     try:
         sweep = sweep_function(func)
-    except NeedsTVMCanonicalization:
-        func = canonicalize.canonicalize_with_tvm(func)
-        sweep = sweep_function(func, canonicalize=False)
-    plan = plan_kills(sweep, exclude_null_value=exclude_null_value, tvm_compatible=tvm_compatible)
-    return rewrite_function(func, sweep, plan)
+        plan = plan_kills(
+            sweep, exclude_null_value=exclude_null_value, tvm_compatible=tvm_compatible
+        )
+        return rewrite_function(func, sweep, plan)
+    except (NeedsTVMCanonicalization, Unsupported):
+        return fallback.kill_function(
+            func, exclude_null_value=exclude_null_value, tvm_compatible=tvm_compatible
+        )
 
 
 @relax.transform.function_pass(opt_level=0, name="benchkill.KillAfterLastUse")

@@ -44,7 +44,12 @@ from __future__ import annotations
 from tvm import relax
 
 from benchkill.errors import BenchkillError
-from benchkill.passes.canonicalize import Canonicalizer, Unsupported
+from benchkill.passes.canonicalize import (
+    Canonicalizer,
+    FunctionChecks,
+    Unsupported,
+    is_void_var,
+)
 from benchkill.relax import ffi as ir
 from benchkill.relax import ops
 
@@ -53,6 +58,9 @@ OUTPUT = -1
 
 # Operator codes of the hot path (:meth:`_Sweeper.scope`).
 _PLAIN, _ALLOC_STORAGE, _ALLOC_TENSOR, _NULL_VALUE, _KILL, _OTHER = range(6)
+#: Operator code of a call TVM re-normalizes with the operator's FNormalize (rule 5 of
+#: :mod:`.canonicalize`): the slow path, which hands the function to the fallback.
+_FNORMALIZE = 6
 #: Binding values that canonicalization may replace, inline or look through.
 _CANDIDATE_VALUES = (ir.Var, ir.DataflowVar, ir.GenericConst, ir.Tuple, ir.TupleGetItem)
 #: Types of values that cannot stand in an allocation's arguments other than the storage
@@ -64,7 +72,9 @@ _LEAVES = (ir.GenericConst, ir.ShapeExpr, ir.IntImm, ir.FloatImm, ir.StringImm)
 
 
 class NeedsTVMCanonicalization(Exception):  # noqa: N818 (a signal, not an error)
-    """The function needs a canonicalization :mod:`.canonicalize` does not reproduce."""
+    """The function needs what only TVM's pass computes exactly (a canonicalization or a
+    rebuild rule :mod:`.canonicalize` does not reproduce): the caller hands it to
+    :mod:`.fallback`."""
 
 
 class Scope:
@@ -196,9 +206,17 @@ class _Sweeper:
         for name in ops.KILLS:
             self.op_codes[ops.op_handle(name)] = _KILL
         self.op_codes[ops.op_handle(ops.NULL_VALUE)] = _NULL_VALUE
+        if canonicalize:
+            for name in ops.ops_with_attr("FNormalize"):
+                self.op_codes[ops.op_handle(name)] = _FNORMALIZE
+        #: the rebuild rules checked on the way (None: TVM's output is swept, as it is)
+        self.checks: FunctionChecks | None = None
 
     def run(self, func) -> Sweep:
         try:
+            if self.canonicalize:
+                self.checks = FunctionChecks(func)
+                self.checks.function()
             root = self.scope(func.body, ())
         except Unsupported:
             raise NeedsTVMCanonicalization from None
@@ -213,6 +231,8 @@ class _Sweeper:
         """Sweep one SeqExpr; the hot path, ``var = f(args)`` with an operator, a global
         function or an extern function, is written out inline."""
         if type(seq) is not ir.SeqExpr:
+            if self.canonicalize:
+                raise NeedsTVMCanonicalization  # TVM's mutators wrap it in a SeqExpr
             raise BenchkillError(
                 f"malformed IR: expected a SeqExpr body, found {type(seq).__name__}"
             )
@@ -327,6 +347,8 @@ class _Sweeper:
             scope.first_nested = pos
         pos_stack[depth] = OUTPUT
         use(seq.body)
+        if self.checks is not None:
+            self.checks.scope(seq, bool(blocks))
         pos_stack.pop()
         self.stack.pop()
         if depth:
@@ -341,7 +363,9 @@ class _Sweeper:
         if self.canonicalize and (not is_var_binding or kind in _CANDIDATE_VALUES):
             canonicalizer = self.canonicalizer
             if canonicalizer is None:
-                canonicalizer = self.canonicalizer = Canonicalizer(_Bound(self.stack, self.closed))
+                canonicalizer = self.canonicalizer = Canonicalizer(
+                    _Bound(self.stack, self.closed), self.checks.func.params
+                )
             removed, replacement, ty = canonicalizer.plan_binding(binding, var, value, h)
             if replacement is not None:
                 self.substitute(h, replacement, ty)
@@ -349,7 +373,7 @@ class _Sweeper:
                 scope.removed.add(pos)
                 return  # its uses are gone with it
         if not is_var_binding:  # MatchCast
-            self.use(value)
+            self.use_value(value)
         elif kind is ir.Call:
             # Allocations and plain calls took the hot path; what is left here:
             # null_value, the kills, and calls of a variable.
@@ -360,8 +384,10 @@ class _Sweeper:
             elif code == _KILL:
                 self.killed.add(self.kill_target(value, scope, pos))
             else:
-                self.use(value)
+                self.use_value(value)
         elif kind is ir.If:
+            if self.checks is not None:
+                self.checks.if_binding(var, value)
             if scope.first_nested < 0:
                 scope.first_nested = pos
             self.use(value.cond)
@@ -380,7 +406,7 @@ class _Sweeper:
             body = value.body if kind is ir.Function else value
             scope.children[pos] = [self.scope(body, scope.chain)]
         else:
-            self.use(value)
+            self.use_value(value)
 
     def substituted_call(self, value, op, var, scope: Scope, pos: int) -> None:
         """The hot path's loop over a call's arguments once canonicalization substitutes
@@ -439,6 +465,8 @@ class _Sweeper:
                 f"malformed IR: non-normalized kill argument in {call.op.name}"
                 f"({type(target).__name__}); a kill must name a variable"
             )
+        if self.checks is not None and is_void_var(target):
+            raise NeedsTVMCanonicalization  # rule 5b: TVM's Normalizer replaces the use
         h = target.__chandle__()
         if self.subst and h in self.subst:
             target = self.subst[h]
@@ -499,25 +527,40 @@ class _Sweeper:
             common = previous[0]
         self.foreign[h] = (common, self.pos_stack[common], var)
 
-    def use(self, expr) -> None:
-        """Record uses of the variables in a leaf-or-call expression."""
+    def use_value(self, expr) -> None:
+        """Record uses of the variables in a binding's value (a call or an item may be one)."""
         kind = type(expr)
-        if kind is ir.Var or kind is ir.DataflowVar:
-            self.use_var(expr)
-        elif kind is ir.Call:
+        if kind is ir.Call:
             op = expr.op
             if type(op) is not ir.Op:
                 self.use(op)
+            elif self.checks is not None and self.op_codes.get(op.__chandle__()) == _FNORMALIZE:
+                raise NeedsTVMCanonicalization  # rule 5: FNormalize may rewrite it or raise
             args = expr.args
             for i in range(ir.array_size(args)):
                 self.use(ir.array_get(args, i))
+        elif kind is ir.TupleGetItem:
+            self.use(expr.tuple_value)
+        else:
+            self.use(expr)
+
+    def use(self, expr) -> None:
+        """Record uses of the variables in a leaf expression or a tuple of them (an argument,
+        a field, a condition, a result)."""
+        kind = type(expr)
+        if kind is ir.Var or kind is ir.DataflowVar:
+            self.use_var(expr)
         elif kind is ir.Tuple:
             fields = expr.fields
             for i in range(ir.array_size(fields)):
                 self.use(ir.array_get(fields, i))
-        elif kind is ir.TupleGetItem:
-            self.use(expr.tuple_value)
+        elif kind is ir.Call or kind is ir.TupleGetItem:
+            if self.checks is not None:
+                raise NeedsTVMCanonicalization  # not normalized: TVM binds it to a new Var
+            self.use_value(expr)
         elif kind is ir.If or kind is ir.SeqExpr or kind is ir.Function:
+            if self.checks is not None:
+                raise NeedsTVMCanonicalization  # not normalized
             raise BenchkillError(
                 f"malformed IR: a {kind.__name__} nested inside an expression (not normalized)"
             )

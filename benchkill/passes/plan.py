@@ -3,10 +3,14 @@
 Rules of TVM's ``CollectLastUsage`` (apache-tvm 0.27, with the null_value fix):
 a variable bound in a scope is killed after the binding that uses it last, unless
 it is the scope's result, already killed, or not held in a VM register (constants,
-``R.null_value()`` results, FuncType, ShapeType and PrimType values).  Storage gets
-``kill_storage``, tensors ``kill_tensor`` and other register objects
-``R.vm.kill_object``; after one binding the kills come in that order (tensors,
-storage, objects), each group in the order the variables were bound.
+``R.null_value()`` results, FuncType, ShapeType and PrimType values).  Storage (known by
+its operator, ``alloc_storage``) gets ``kill_storage``; any other variable is classified
+by its type, as ``kill_after_last_use.cc:120-131`` does: a TensorType variable gets
+``kill_tensor`` (an ``alloc_tensor`` result annotated ``R.Object`` gets
+``R.vm.kill_object``), other register objects ``R.vm.kill_object``; after one binding
+the kills come in that order (tensors, storage, objects), each group in the order the
+variables were bound.  A used variable of void type sends the function to the fallback
+(rule 5b of :mod:`.canonicalize`).
 
 TVM-compatible mode also reproduces a quirk of TVM's ``KillInserter``: visiting a
 nested scope (an ``If`` branch or a local function) clears its table of last uses,
@@ -33,7 +37,7 @@ import tvm.relax._ffi_api as _relax_api
 import tvm_ffi
 from tvm import relax
 
-from benchkill.passes.last_use import Sweep
+from benchkill.passes.last_use import NeedsTVMCanonicalization, Sweep
 from benchkill.relax import ffi as ir
 from benchkill.relax import ops
 
@@ -69,7 +73,6 @@ def plan_kills(
     if exclude_null_value:
         skip |= sweep.null_values
     storage = sweep.storage
-    tensors = sweep.tensors
     foreign = {} if tvm_compatible else sweep.foreign
     tensor_type, no_kill_types = ir.TensorType, (ir.ShapeType, ir.PrimType, ir.FuncType)
     # foreign kills, by the scope that gets them
@@ -88,25 +91,28 @@ def plan_kills(
         keys = []
         append = keys.append
         for order, (h, pos) in enumerate(scope.last.items()):
-            if pos is None or pos < 0 or pos >= limit or h in skip or (foreign and h in foreign):
+            if pos is None or h in skip or (foreign and h in foreign):
                 continue
             if h in storage:
                 slot = 1
-            elif h in tensors:
-                slot = 0
-            else:
-                ty = type(variables[order].ty)
+            else:  # by the variable's type, alloc_tensor results too (TVM's rule)
+                var_ty = variables[order].ty
+                ty = type(var_ty)
                 if ty is tensor_type:
                     slot = 0
                 elif ty in no_kill_types:
                     continue
                 else:
+                    if ty is tuple_type and _void_use(variables[order], var_ty):
+                        raise NeedsTVMCanonicalization  # TVM replaces its uses by R.tuple()
                     slot = 2
+            if pos < 0 or pos >= limit:
+                continue
             append((pos * _SLOTS + slot) * stride + order)
         if outside:
             variables = [*variables, *(var for _, _, var in outside)]
             for i, (h, pos, var) in enumerate(outside):
-                slot = 1 if h in storage else 0 if h in tensors else _slot_of_type(var)
+                slot = 1 if h in storage else _slot_of_type(var)
                 if slot >= 0:
                     append((pos * _SLOTS + slot) * stride + len(scope.vars) + i)
         if keys:
@@ -116,12 +122,24 @@ def plan_kills(
 
 
 def _slot_of_type(var) -> int:
-    ty = type(var.ty)
+    var_ty = var.ty
+    ty = type(var_ty)
     if ty is ir.TensorType:
         return 0
     if ty is ir.ShapeType or ty is ir.PrimType or ty is ir.FuncType:
         return -1
+    if ty is tuple_type and _void_use(var, var_ty):
+        raise NeedsTVMCanonicalization
     return 2
+
+
+tuple_type = relax.TupleType
+
+
+def _void_use(var, var_ty) -> bool:
+    """A used Var of void type ``R.Tuple()``: TVM's Normalizer replaces each of its uses by
+    ``R.tuple()`` (a DataflowVar is left alone), which benchkill does not reproduce."""
+    return type(var) is ir.Var and not ir.array_size(var_ty.fields)
 
 
 def _make_kills(scope, keys: list[int], stride: int, variables: list) -> tuple[list[int], list]:

@@ -5,7 +5,8 @@ function, several times, and reports the minimum CPU time (``time.process_time``
 other jobs on a shared machine disturb far less than wall time) of each step divided by
 the number of bindings.  The steps: the sweep (with canonicalization's plan), the plan
 (deciding the kills and making them), the rebuild (with canonicalization's rewrite);
-on the rare functions that need TVM's CanonicalizeBindings also that and a second sweep.
+a function the sweep hands to the fallback (:mod:`.fallback`, TVM's pass) has the sweep
+and the fallback.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ import gc
 import time
 from dataclasses import dataclass
 
-from benchkill.passes.canonicalize import canonicalize_with_tvm
+from benchkill.passes import fallback
+from benchkill.passes.canonicalize import Unsupported
 from benchkill.passes.last_use import NeedsTVMCanonicalization, sweep_function
 from benchkill.passes.plan import plan_kills
 from benchkill.passes.rewrite import rewrite_function
 
-STEPS = ("sweep", "tvm canonicalize", "sweep again", "plan", "rebuild")
+STEPS = ("sweep", "plan", "rebuild", "fallback")
 
 
 @dataclass(frozen=True)
@@ -41,26 +43,22 @@ def profile_function(func, bindings: int, repeats: int = 3, clock=time.process_t
     try:
         for _ in range(repeats):
             times = {}
-            current = func
             t = clock()
             try:
                 sweep = sweep_function(func)
                 times["sweep"] = clock() - t
-            except NeedsTVMCanonicalization:
-                times["sweep"] = clock() - t
                 t = clock()
-                current = canonicalize_with_tvm(func)
-                times["tvm canonicalize"] = clock() - t
+                plan = plan_kills(sweep, exclude_null_value=True, tvm_compatible=True)
+                times["plan"] = clock() - t
                 t = clock()
-                sweep = sweep_function(current, canonicalize=False)
-                times["sweep again"] = clock() - t
-            t = clock()
-            plan = plan_kills(sweep, exclude_null_value=True, tvm_compatible=True)
-            times["plan"] = clock() - t
-            t = clock()
-            rewrite_function(current, sweep, plan)
-            times["rebuild"] = clock() - t
-            del sweep, plan
+                rewrite_function(func, sweep, plan)
+                times["rebuild"] = clock() - t
+                del sweep, plan
+            except (NeedsTVMCanonicalization, Unsupported):  # handed to the fallback
+                times.setdefault("sweep", clock() - t)  # (when the sweep handed it)
+                t = clock()
+                fallback.kill_function(func, exclude_null_value=True, tvm_compatible=True)
+                times["fallback"] = clock() - t
             for step, seconds in times.items():
                 best[step] = min(best.get(step, seconds), seconds)
     finally:

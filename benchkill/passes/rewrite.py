@@ -124,10 +124,9 @@ def _changed(binding, pos: int, scope: Scope, new_bodies, canon):
     if pos in scope.removed:
         return None
     rebuilt = scope.rebuilt.get(pos)
-    if rebuilt is not None:  # variables replaced by variables: the call keeps its type
+    if rebuilt is not None:  # variables replaced by variables, as the sweep read them
         call, op, var, args = rebuilt
-        new_call = ir.make_call(call.ty, op, args, call.attrs, call.ty_args, call.span)
-        return ir.make_var_binding(var, new_call, binding.span)
+        return canon.call_binding(var, call, op, args, binding.span)
     if pos in scope.touched:
         return canon.apply_binding(binding, True, new_bodies)
     return _rebuild_binding(binding, new_bodies)

@@ -15,9 +15,10 @@ def test_profile_times_every_step_that_runs():
     profile = profile_function(mixed["main"], count_bindings(mixed), repeats=2, clock=clock)
     assert list(profile.seconds) == ["sweep", "plan", "rebuild"]
     assert set(profile.seconds.values()) == {0.5}
-    # a dataflow block needs TVM's CanonicalizeBindings, then a second sweep
+    # a dataflow block goes to the fallback (TVM's pass) once the sweep meets it
     profile = profile_function(Dataflow["main"], 4, repeats=1, clock=clock)
-    assert list(profile.seconds) == list(STEPS)
+    assert list(profile.seconds) == ["sweep", "fallback"]
+    assert set(profile.seconds) <= set(STEPS)
     chain = generate("chain", 20)
     steps = profile_function(chain["main"], 60, repeats=1, clock=clock).per_binding_us()
     assert list(steps) == ["sweep", "plan", "rebuild"]

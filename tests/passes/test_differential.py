@@ -259,16 +259,16 @@ class CanonicalizableInBranches:
 
 
 def _count_tvm_canonicalizations(monkeypatch) -> list:
-    from benchkill.passes import canonicalize
+    from benchkill.passes import fallback
 
     calls = []
-    original = canonicalize.canonicalize_with_tvm
+    original = fallback.kill_function
 
-    def counting(func):
+    def counting(func, **modes):
         calls.append(func)
-        return original(func)
+        return original(func, **modes)
 
-    monkeypatch.setattr(canonicalize, "canonicalize_with_tvm", counting)
+    monkeypatch.setattr(fallback, "kill_function", counting)
     return calls
 
 
@@ -282,7 +282,7 @@ def _count_tvm_canonicalizations(monkeypatch) -> list:
     ],
 )
 def test_canonicalization_in_python_or_by_tvm(name, python_path, monkeypatch, same_as_tvm):
-    """Common canonicalizations are done in Python; the rest falls back to TVM's."""
+    """Common canonicalizations are done in Python; the rest falls back to TVM's pass."""
     mod = {**MODULES, "canonicalizable_in_branches": CanonicalizableInBranches}[name]
     calls = _count_tvm_canonicalizations(monkeypatch)
     same_as_tvm(mod)

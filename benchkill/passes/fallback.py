@@ -73,7 +73,9 @@ def tvm_kill(func):
         with tvm.transform.PassContext():
             return _tvm_pass()(tvm.IRModule({"f": func}))["f"]
     except Exception as exc:  # TVM raises its own error classes, ValueError, ...
-        raise BenchkillError(f"TVM's KillAfterLastUse rejects it: {one_line(exc)}") from exc
+        # (a pass's error is its reason, then "Error in pass: ..." and the function's text)
+        reason = str(exc).partition("\n\nError in pass:")[0]
+        raise BenchkillError(f"TVM's KillAfterLastUse rejects it: {one_line(reason)}") from exc
 
 
 def kill_function(func, *, exclude_null_value: bool, tvm_compatible: bool):
@@ -136,7 +138,12 @@ def _collect_kills(seq, kills: frozenset[int], void, found: set[int]) -> None:
                 _collect_kills(value, kills, void, found)
 
 
-def _without_new_kills(func, kept: set[int]):
+def without_kills(func):
+    """``func`` without any kill binding."""
+    return _without_new_kills(func, frozenset())
+
+
+def _without_new_kills(func, kept):
     """``func`` without the kill bindings whose variable is not in ``kept``."""
     body = _strip_scope(func.body, kept, _kill_ops())
     if body is None:
@@ -144,7 +151,7 @@ def _without_new_kills(func, kept: set[int]):
     return ir.make_function(func.params, body, func.ret_ty, func.is_pure, func.attrs, func.span)
 
 
-def _strip_scope(seq, kept: set[int], kills: frozenset[int]):
+def _strip_scope(seq, kept, kills: frozenset[int]):
     """The SeqExpr without the new kills, or None when it has none."""
     changed = False
     blocks = []

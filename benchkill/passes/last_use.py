@@ -397,7 +397,8 @@ class _Sweeper:
                 self.scope(value.false_branch, chain),
             ]
         elif kind is ir.GenericConst:
-            self.constants.add(h)
+            if type(value.ty) is ir.TensorType:  # TVM's pass kills an R.dtype variable
+                self.constants.add(h)
         elif kind is ir.Function or kind is ir.SeqExpr:
             if self.canonicalize:
                 raise NeedsTVMCanonicalization  # a local function

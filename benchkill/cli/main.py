@@ -34,6 +34,7 @@ COMMANDS = {
     "profile": "CPU time per binding of each step of benchkill's pass on a generated module",
     "verify": "check the kills of a lowered Relax module (TVMScript file)",
     "fuzz": "differential fuzzing: benchkill's kill pass vs TVM's on random lowered modules",
+    "equivalence": "benchkill's kill pass vs TVM's on the Relax modules of TVMScript/test files",
 }
 
 

@@ -1,8 +1,10 @@
 """asv benchmarks of KillAfterLastUse itself: benchkill's pass against TVM's C++ pass.
 
-Every class runs over generator family x module size (:mod:`benchmarks.common`); the
-module is generated in ``setup`` (cached, so asv's setup before each sample is cheap)
-and the timed bodies only run a pass.
+The classes run over generator family x module size (:mod:`benchmarks.common`), and
+:class:`ModelPass` over the real decoders of the ``model`` family; the module is built in
+``setup`` (cached, so asv's setup before each sample is cheap) and the timed bodies only
+run a pass.  The ratio benchmarks use the pass suite's time budgets
+(:func:`benchkill.bench.suites.pass_suite.round_budget`).
 """
 
 from __future__ import annotations
@@ -53,24 +55,43 @@ class PassSpeedup:
         self.passes = common.passes()
 
     def track_pass_speedup(self, family: str, bindings: int) -> float:
-        from benchkill.bench.suites.pass_suite import (
-            CASE_BUDGET_SECONDS,
-            MAX_REPEATS,
-            MIN_REPEATS,
-            structural_mismatch,
-        )
-        from benchkill.bench.timing import budget_repeats, interleave
+        return _speedup(self.mod, self.passes, bindings)
 
-        mod = self.mod
-        functions = {name: (lambda p=p: p(mod)) for name, p in self.passes.items()}
-        timing = interleave(
-            functions, budget_repeats(CASE_BUDGET_SECONDS, MIN_REPEATS, MAX_REPEATS)
-        )
-        diff = structural_mismatch(timing.outputs["benchkill"], timing.outputs["tvm"])
-        if diff is not None:
-            raise RuntimeError(f"benchkill's output differs from TVM's: {diff}")
-        pairs = zip(timing.samples["tvm"], timing.samples["benchkill"], strict=True)
-        return statistics.median(t / b for t, b in pairs)
+
+def _speedup(mod, passes: dict, bindings: int) -> float:
+    """Median over interleaved rounds of TVM's time / benchkill's, outputs checked first."""
+    from benchkill.bench.suites.pass_suite import round_budget, structural_mismatch
+    from benchkill.bench.timing import interleave
+
+    functions = {name: (lambda p=p: p(mod)) for name, p in passes.items()}
+    timing = interleave(functions, round_budget(bindings))
+    diff = structural_mismatch(timing.outputs["benchkill"], timing.outputs["tvm"])
+    if diff is not None:
+        raise RuntimeError(f"benchkill's output differs from TVM's: {diff}")
+    pairs = zip(timing.samples["tvm"], timing.samples["benchkill"], strict=True)
+    return statistics.median(t / b for t, b in pairs)
+
+
+class ModelPass:
+    """The pass on real decoders (``model`` family): benchkill's time, and TVM's over it."""
+
+    params = (list(common.MODEL_SIZES),)
+    param_names = ("bindings",)
+    number = 1
+    repeat = (3, 10, 20.0)
+    timeout = 300
+
+    def setup(self, bindings: int) -> None:
+        self.mod = common.pass_input("model", bindings)
+        self.passes = common.passes()
+
+    def time_pass_benchkill(self, bindings: int) -> None:
+        self.passes["benchkill"](self.mod)
+
+    def track_pass_speedup(self, bindings: int) -> float:
+        return _speedup(self.mod, self.passes, bindings)
+
+    track_pass_speedup.unit = "ratio"  # type: ignore[attr-defined]
 
 
 class PassPeakMemory:
@@ -81,7 +102,7 @@ class PassPeakMemory:
     the input module.  A pass's own memory is its figure minus the reference.
     """
 
-    params = (list(common.FAMILIES), list(common.SIZES))
+    params = (list(common.FAMILIES), list(common.MEMORY_SIZES))
     param_names = ("family", "bindings")
     timeout = 300
 

@@ -18,6 +18,10 @@ SEED = 0
 #: smallest first: the first value of every parameter is the cheapest case.
 FAMILIES = ("chain", "mixed")
 SIZES = (3_000, 30_000)
+#: Sizes of the ``model`` family (real decoders, lowered up to the kill step) and of the
+#: peak-memory benchmarks (one process each: asv --quick stays within a minute).
+MODEL_SIZES = (300, 3_000)
+MEMORY_SIZES = (30_000,)
 #: The two pass implementations compared.
 IMPLS = ("benchkill", "tvm")
 
@@ -33,7 +37,8 @@ MEMORY_CFG = "pooled"
 
 @lru_cache(maxsize=2)
 def pass_input(family: str, bindings: int) -> Any:
-    """The generated module of ``family`` with about ``bindings`` bindings (seed :data:`SEED`)."""
+    """The module of ``family`` with about ``bindings`` bindings (seed :data:`SEED`); the
+    ``model`` family's decoders are built once per process."""
     from benchkill.inputs.families import generate, ops_for_bindings
 
     return generate(family, ops_for_bindings(family, bindings), SEED)

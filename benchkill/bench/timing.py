@@ -1,4 +1,5 @@
-"""Side-by-side timing in one process: interleaved runs, warm-up, an injectable clock.
+"""Side-by-side timing in one process: interleaved runs, warm-up, time budgets, an
+injectable clock.
 
 Running implementations A, B, C as ``A B C A B C ...`` instead of ``A A A B B B ...``
 spreads slow drifts of a shared machine (other jobs, thermal state) evenly over all of
@@ -24,9 +25,11 @@ Clock = Callable[[], float]
 class Interleaved:
     """Raw timings of several implementations measured round by round.
 
-    ``samples[name][i]`` and ``samples[other][i]`` come from the same round ``i``;
+    ``samples[name][i]`` and ``samples[other][i]`` come from the same round ``i`` (a
+    function with a budget of its own may stop early: its samples are the first rounds);
     ``warmup[name]`` holds the untimed-for-statistics first runs; ``outputs[name]`` is
-    the result of the last warm-up run (kept for correctness checks), or None.
+    the result of the last warm-up run (kept for correctness checks), or None;
+    ``peak_memory[name]`` the peak Python memory of the first warm-up run when traced.
     """
 
     samples: dict[str, tuple[float, ...]]
@@ -34,6 +37,30 @@ class Interleaved:
     outputs: dict[str, Any]
     #: per timed round, the time by ``cpu_clock`` (CPU time of this process), if given
     cpu_samples: dict[str, tuple[float, ...]] | None = None
+    peak_memory: dict[str, int] | None = None
+
+
+@dataclass(frozen=True)
+class RoundBudget:
+    """Timed rounds as many as fit ``seconds``, clamped to [minimum, maximum].
+
+    :func:`interleave` runs one timed round, then as many more as the time of that
+    round predicts fit the budget (functions with a budget of their own not counted).
+    """
+
+    seconds: float
+    minimum: int
+    maximum: int
+
+    def __post_init__(self) -> None:
+        if self.minimum < 1 or self.maximum < self.minimum:
+            raise BenchkillError(f"budget_repeats: bad bounds [{self.minimum}, {self.maximum}]")
+
+    def rounds(self, round_seconds: float) -> int:
+        """Rounds of ``round_seconds`` each that fit the budget, within the bounds."""
+        if round_seconds <= 0:
+            return self.maximum
+        return max(self.minimum, min(self.maximum, int(self.seconds / round_seconds)))
 
 
 def _timed(fn: Callable[[], Any], clock: Clock) -> tuple[Any, float]:
@@ -48,20 +75,44 @@ def _timed_both(fn: Callable[[], Any], clock: Clock, cpu_clock: Clock) -> tuple[
     return result, clock() - start, cpu_clock() - cpu_start
 
 
+def _traced(fn: Callable[[], Any], clock: Clock) -> tuple[Any, float, int]:
+    """``fn()``, its time and its peak Python memory (tracemalloc) above the start."""
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base, _ = tracemalloc.get_traced_memory()
+        result, seconds = _timed(fn, clock)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()
+    return result, seconds, max(0, peak - base)
+
+
 def interleave(
     functions: Mapping[str, Callable[[], Any]],
-    repeats: int | Callable[[dict[str, tuple[float, ...]]], int],
+    repeats: int | RoundBudget | Callable[[dict[str, tuple[float, ...]]], int],
     warmup: int = 1,
     clock: Clock = time.perf_counter,
     keep_outputs: bool = True,
     cpu_clock: Clock | None = None,
+    *,
+    trace_memory: bool = False,
+    budgets: Mapping[str, float] | None = None,
 ) -> Interleaved:
-    """Run every function ``warmup`` times, then ``repeats`` interleaved rounds.
+    """Run every function ``warmup`` times, then interleaved timed rounds.
 
-    With ``cpu_clock`` (e.g. ``time.process_time``) each timed round is also measured
-    in CPU time, which other jobs on a shared machine disturb far less than wall time.
+    ``repeats``: the number of timed rounds, a :class:`RoundBudget`, or a function of
+    the warm-up timings.  With ``cpu_clock`` (e.g. ``time.process_time``) each timed
+    round is also measured in CPU time, which other jobs on a shared machine disturb far
+    less than wall time.  With ``trace_memory`` the first warm-up run of each function
+    also measures its peak Python memory (tracemalloc slows Python code down, which is
+    why it is the warm-up run that is traced).  ``budgets[name]`` caps the seconds of
+    the timed rounds of ``name``: it gets at least one, and no further round that its
+    last time predicts would go over the cap (its samples are then the first rounds).
 
-    ``repeats`` may be a function of the warm-up timings (e.g. to fit a time budget).
     Results of timed rounds are dropped at once so two outputs of a large module never
     coexist; the last warm-up result of each function is kept when ``keep_outputs``.
     """
@@ -69,36 +120,54 @@ def interleave(
         raise BenchkillError("interleave: no functions to time")
     if warmup < 1:
         raise BenchkillError("interleave: at least one warm-up run is needed")
+    budgets = dict(budgets or {})
     warm: dict[str, list[float]] = {name: [] for name in functions}
     timed: dict[str, list[float]] = {name: [] for name in functions}
     timed_cpu: dict[str, list[float]] = {name: [] for name in functions}
     outputs: dict[str, Any] = {}
+    peaks: dict[str, int] = {}
     # Collect cyclic garbage before every round, so one round's garbage is not charged to
     # the next; freezing what exists now keeps those collections cheap (a full one costs
     # tens of milliseconds once TVM is loaded).
     gc.collect()
     gc.freeze()
     try:
-        for _ in range(warmup):
+        for index in range(warmup):
             gc.collect()
             for name, fn in functions.items():
-                result, seconds = _timed(fn, clock)
+                if trace_memory and index == 0:
+                    result, seconds, peaks[name] = _traced(fn, clock)
+                else:
+                    result, seconds = _timed(fn, clock)
                 warm[name].append(seconds)
                 outputs[name] = result if keep_outputs else None
                 del result
         warm_t = {name: tuple(values) for name, values in warm.items()}
-        rounds = repeats(warm_t) if callable(repeats) else repeats
-        check_int(rounds, "interleave: repeats")
-        for _ in range(rounds):
+        if isinstance(repeats, RoundBudget):
+            rounds = None  # decided after the first timed round
+        else:
+            rounds = repeats(warm_t) if callable(repeats) else repeats
+            check_int(rounds, "interleave: repeats")
+        done = 0
+        while rounds is None or done < rounds:
             gc.collect()
+            unbudgeted = 0.0
             for name, fn in functions.items():
+                samples = timed[name]
+                if name in budgets and samples and sum(samples) + samples[-1] > budgets[name]:
+                    continue
                 if cpu_clock is None:
                     result, seconds = _timed(fn, clock)
                 else:
                     result, seconds, cpu_seconds = _timed_both(fn, clock, cpu_clock)
                     timed_cpu[name].append(cpu_seconds)
                 del result
-                timed[name].append(seconds)
+                samples.append(seconds)
+                if name not in budgets:
+                    unbudgeted += seconds
+            done += 1
+            if rounds is None:
+                rounds = repeats.rounds(unbudgeted)  # type: ignore[union-attr]
     finally:
         gc.unfreeze()
     return Interleaved(
@@ -108,24 +177,13 @@ def interleave(
         cpu_samples=None
         if cpu_clock is None
         else {name: tuple(values) for name, values in timed_cpu.items()},
+        peak_memory=peaks if trace_memory else None,
     )
 
 
-def budget_repeats(
-    budget_seconds: float, minimum: int, maximum: int
-) -> Callable[[dict[str, tuple[float, ...]]], int]:
-    """Repeats so that one round of all functions fits ``budget_seconds`` in total,
-    clamped to [minimum, maximum]; the warm-up times predict a round's cost."""
-    if minimum < 1 or maximum < minimum:
-        raise BenchkillError(f"budget_repeats: bad bounds [{minimum}, {maximum}]")
-
-    def rounds(warm: dict[str, tuple[float, ...]]) -> int:
-        per_round = sum(min(values) for values in warm.values())
-        if per_round <= 0:
-            return maximum
-        return max(minimum, min(maximum, int(budget_seconds / per_round)))
-
-    return rounds
+def budget_repeats(budget_seconds: float, minimum: int, maximum: int) -> RoundBudget:
+    """As many timed rounds as fit ``budget_seconds``, clamped to [minimum, maximum]."""
+    return RoundBudget(budget_seconds, minimum, maximum)
 
 
 def peak_python_memory(fn: Callable[[], Any]) -> int:
@@ -134,17 +192,7 @@ def peak_python_memory(fn: Callable[[], Any]) -> int:
     Memory held by TVM's C++ objects is invisible to tracemalloc: this is the Python-side
     overhead of a pass (wrappers, dicts, lists), which is what differs between ports.
     """
-    was_tracing = tracemalloc.is_tracing()
     gc.collect()
-    if not was_tracing:
-        tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        base, _ = tracemalloc.get_traced_memory()
-        result = fn()
-        _, peak = tracemalloc.get_traced_memory()
-        del result
-    finally:
-        if not was_tracing:
-            tracemalloc.stop()
-    return max(0, peak - base)
+    result, _, peak = _traced(fn, time.perf_counter)
+    del result
+    return peak

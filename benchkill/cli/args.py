@@ -75,3 +75,19 @@ def regex(text: str) -> re.Pattern[str]:
         return re.compile(text)
     except re.error as exc:
         raise argparse.ArgumentTypeError(f"invalid regular expression {text!r}: {exc}") from None
+
+
+def comma_list(choices: tuple[str, ...]) -> Callable[[str], tuple[str, ...]]:
+    """An argparse type: a comma-separated list of some of ``choices``, in their order."""
+
+    def parse(text: str) -> tuple[str, ...]:
+        names = [n.strip() for n in text.split(",") if n.strip()]
+        unknown = [n for n in names if n not in choices]
+        if unknown or not names:
+            raise argparse.ArgumentTypeError(
+                f"invalid {text!r}: expected a comma-separated list of {', '.join(choices)}"
+            )
+        return tuple(c for c in choices if c in names)
+
+    parse.__name__ = "comma_list"
+    return parse

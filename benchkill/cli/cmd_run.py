@@ -35,11 +35,11 @@ from benchkill.results.store import CodeState, Results, RunSettings, load
 SUITE_GUIDE = {
     "pass": {
         "what": "time of benchkill's pass, TVM's C++ pass and a naive port",
-        "quick_cases": 4,
-        "quick_time": "about 20 s",
-        "full_cases": 42,
-        "full_what": "6 families x 7 sizes, 1k-600k bindings",
-        "full_time": "about 72 min",
+        "quick_cases": 5,
+        "quick_time": "about 30 s",
+        "full_cases": 46,
+        "full_what": "6 families x 7 sizes, 1k-600k bindings, and 4 real decoders",
+        "full_time": "about 15 min",
     },
     "vm": {
         "what": "peak memory and run time of each kill variant on the Relax VM",

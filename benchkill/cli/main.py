@@ -36,6 +36,7 @@ COMMANDS = {
     "profile": "time each step of benchkill's pass on a generated module",
     "verify": "check the kills of a lowered Relax module (use after kill, double kill, ...)",
     "fuzz": "check benchkill's pass against TVM's on random lowered modules",
+    "equivalence": "benchkill's kill pass vs TVM's on the Relax modules of TVMScript/test files",
 }
 
 

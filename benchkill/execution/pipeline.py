@@ -11,6 +11,8 @@ import tvm
 from tvm import relax
 
 from benchkill.errors import BenchkillError
+from benchkill.relax.lowering import after_kill, before_kill
+from benchkill.relax.lowering import lower_to_kill_input as lower_to_kill_input
 
 #: The kill variants and what each runs in place of TVM's kill step.
 KILL_VARIANTS = {
@@ -58,40 +60,6 @@ def build_pipeline(kill: str | None = "benchkill") -> tvm.ir.transform.Pass:
 
     @tvm.transform.module_pass(opt_level=0, name=f"benchkill_pipeline_{kill}")
     def _pipeline(mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
-        return tvm.transform.Sequential(_before_kill() + middle + _after_kill())(mod)
+        return tvm.transform.Sequential(before_kill() + middle + after_kill())(mod)
 
     return _pipeline
-
-
-def _before_kill() -> list[tvm.ir.transform.Pass]:
-    transform = relax.transform
-    return [
-        relax.backend.DispatchSampling(),
-        relax.backend.DispatchSortScan(),
-        transform.LegalizeOps(),
-        transform.RewriteDataflowReshape(),
-        transform.ToNonDataflow(),
-        transform.RemovePurityChecking(),
-        transform.CallTIRRewrite(),
-        transform.StaticPlanBlockMemory(),
-        transform.RewriteCUDAGraph(),
-        transform.LowerAllocTensor(),
-    ]
-
-
-def _after_kill() -> list[tvm.ir.transform.Pass]:
-    transform = relax.transform
-    return [
-        transform.LowerRuntimeBuiltin(),
-        transform.ComputePrimValue(),
-        transform.VMShapeLower(),
-        transform.AttachGlobalSymbol(),
-    ]
-
-
-def lower_to_kill_input(mod: tvm.IRModule) -> tvm.IRModule:
-    """``mod`` lowered by the default pipeline up to (not including) its kill step.
-
-    This is the form KillAfterLastUse sees inside ``relax.build``.
-    """
-    return tvm.transform.Sequential(_before_kill())(mod)

@@ -4,13 +4,18 @@
 and TupleGetItem; match_cast (to the same, a looser or a symbolic type) and trivial
 rebindings; tensor, dtype, shape and prim constants; ``R.null_value()``; storage shared by
 several tensors; pre-existing kills; extern calls taking and returning objects; calls to
-PrimFuncs (:mod:`benchkill.inputs.kernels`, never built).  It is built with TVM's raw
-constructors and fully typed.  Every drawn program is valid: a pre-existing kill comes
-after the last use of the variable and of everything CanonicalizeBindings would merge with
-it, so :func:`benchkill.verify_kills` finds nothing wrong in it (apart from missed kills).
+PrimFuncs (:mod:`benchkill.inputs.kernels`, never built); and the shapes of IR nobody here
+wrote (:mod:`benchkill.fuzz.shapes`: declared types other than the value's, If branches
+typed differently, return annotations, symbolic variables inferred by canonicalization,
+dataflow blocks, local functions).  It is built with TVM's raw constructors and fully
+typed, as TVMScript would parse it.  Every drawn program is valid: a pre-existing kill
+comes after the last use of the variable and of everything CanonicalizeBindings would
+merge with it, so :func:`benchkill.verify_kills` finds nothing wrong in it (apart from
+missed kills).
 
-Each ``stmt_*`` method of :class:`_Program` is one statement; the values it binds and the
-bookkeeping it relies on are in :mod:`benchkill.fuzz.values`.
+Each ``stmt_*`` method of :class:`_Program` (and of :class:`~benchkill.fuzz.shapes.Shapes`)
+is one statement; the values it binds and the bookkeeping it relies on are in
+:mod:`benchkill.fuzz.values`.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from tvm import relax
 
 from benchkill.errors import BenchkillError
 from benchkill.fuzz.properties import KNOWN_FAILURES
+from benchkill.fuzz.shapes import Shapes
 from benchkill.fuzz.values import (
     ANY_ARG,
     BOOL,
@@ -66,6 +72,10 @@ _STATEMENTS = (
     "kill",
     "if",
     "if",
+    "shape_of",
+    "pure",
+    "symbolic_use",
+    "closure",
 )
 
 
@@ -82,7 +92,7 @@ def _statement(draw, program: _Program) -> bool:
     return True
 
 
-class _Program(Scopes):
+class _Program(Shapes, Scopes):
     """Draws one lowered function, statement by statement, with a hypothesis ``draw``."""
 
     # -- the function ------------------------------------------------------------------
@@ -102,7 +112,7 @@ class _Program(Scopes):
         result = self.result(top=True)
         body = self.close(result)
         attrs = tvm.ir.DictAttrs({"global_symbol": "main", "relax.force_pure": True})
-        return _rx_ffi.Function(params, body, result.ty, True, attrs, None)
+        return _rx_ffi.Function(params, body, self.return_type(result), True, attrs, None)
 
     def statements(self, limit: int) -> None:
         """Up to ``limit`` statements; each is one hypothesis span (a "go on?" draw and the
@@ -158,7 +168,7 @@ class _Program(Scopes):
             VOID: a.void_ty,
         }[kind]
         func = a.externs[self.draw(st.integers(0, len(a.externs) - 1))]
-        return self.bind(kind, ty, self.call(ty, func, args, (ty,)), "o" if kind != VOID else "_")
+        return self.bind_call(kind, ty, func, args, "o" if kind != VOID else "_", (ty,))
 
     def stmt_storage(self) -> None:
         self.new_storage()
@@ -174,13 +184,17 @@ class _Program(Scopes):
         return self.bind(STORAGE, a.any_ty, value, "storage")
 
     def stmt_tensor(self) -> None:
-        self.new_tensor()
+        self.new_tensor(declared=True)
 
-    def new_tensor(self) -> Value:
+    def new_tensor(self, declared: bool = False) -> Value:
+        """A tensor in a storage; ``declared``: maybe declared with another type (an
+        ``R.Any`` one is killed with ``R.vm.kill_object``)."""
         a = self.a
         storage = self.pick((STORAGE,)) or self.new_storage()
         op = a.op_alloc_tensor if self.draw(st.booleans()) else a.op_vm_alloc_tensor
         args = (storage.var, a.zero, a.shape, a.float32, a.zero)
+        if declared:
+            return self.bind_call(TENSOR, a.tensor_ty, op, args, "alloc")
         return self.bind(TENSOR, a.tensor_ty, self.call(a.tensor_ty, op, args), "alloc")
 
     def stmt_kernel(self) -> None:
@@ -204,9 +218,20 @@ class _Program(Scopes):
 
     def stmt_match_cast(self) -> None:
         a = self.a
-        how = self.draw(st.sampled_from(("refine", "same", "loose", "symbolic")))
-        if how == "symbolic" and self.depth() > 0:
+        how = self.draw(st.sampled_from(("refine", "same", "loose", "symbolic", "inferred")))
+        if how in ("symbolic", "inferred") and self.depth() > 0:
             how = "loose"  # a symbolic variable is defined at the top level only
+        if how == "inferred":  # n of a float32[4] tensor: CanonicalizeBindings infers n = 4
+            picked = self.pick((TENSOR,))
+            if picked is None:
+                return
+            var = _ir_ffi.Var(self.name("m"), a.symbolic, None)
+            self.scopes[-1].append(_rx_ffi.MatchCast(var, picked.var, a.symbolic, None))
+            # an alias of its source once n is inferred (unless R.shape([n]) uses n at run
+            # time): a kill of it kills the source
+            self.define(var, LOOSE, root=picked.root)
+            self.symbolic_defined = True
+            return
         if how == "refine":  # an object as a tensor: a new register, not an alias
             picked = self.pick((OBJECT,))
             if picked is None:
@@ -225,6 +250,7 @@ class _Program(Scopes):
             var = _ir_ffi.Var(self.name("m"), ty, None)
             self.scopes[-1].append(_rx_ffi.MatchCast(var, picked.var, ty, None))
             self.define(var, LOOSE)
+            self.symbolic_defined = self.symbolic_defined or how == "symbolic"
         else:  # to its own type: an alias
             picked = self.pick((TENSOR, OBJECT, STORAGE))
             if picked is None:
@@ -334,7 +360,6 @@ class _Program(Scopes):
     def stmt_if(self) -> None:
         if self.depth() >= self.max_depth:
             return
-        a = self.a
         how = self.draw(st.sampled_from(("param", "bool", "computed")))
         cond = self.pick((BOOL,)) if how == "bool" else None
         if how == "computed":  # a condition the If reads last: its kill goes after the If
@@ -346,11 +371,12 @@ class _Program(Scopes):
             mark = len(self.values)
             self.scopes.append([])
             self.statements(4)
-            branches.append(self.close(self.result(top=False)))
+            branches.append(self.close(self.branch_result()))
             del self.values[mark:]
         node = _rx_ffi.If(cond.var, branches[0], branches[1], None)
-        _rx_ffi.UpdateType(node, a.tensor_ty)
-        self.bind(TENSOR, a.tensor_ty, node, "r")
+        ty, kind = self.if_type(*branches)
+        _rx_ffi.UpdateType(node, ty)
+        self.bind(kind, ty, node, "r")
 
 
 def lowered_modules(

@@ -12,7 +12,7 @@ import tvm.relax._ffi_api as _rx_ffi
 from hypothesis import strategies as st
 from tvm import relax
 
-from benchkill.inputs.kernels import Atoms
+from benchkill.inputs.kernels import Atoms, i64
 
 #: Shape of every tensor of a drawn function (float32).
 TENSOR_SHAPE = (4,)
@@ -30,6 +30,23 @@ class FuzzAtoms(Atoms):
         self.n = tvm.tirx.Var("n", "int64")
         self.symbolic = relax.TensorType(relax.ShapeExpr([self.n]), "float32")
         self.externs = [relax.ExternFunc(f"test.fuzz.f{i}") for i in range(3)]
+        # Declared types less specific than, or other than, a value's (TVMScript keeps a
+        # call binding's annotation, on the variable and on the call): kind -> (type, kind
+        # of a variable declared so).
+        self.declared = {
+            TENSOR: (
+                (self.loose, LOOSE),  # R.Tensor(ndim=1, dtype="float32")
+                (relax.TensorType(None, "float32"), LOOSE),  # R.Tensor(dtype="float32")
+                (relax.TensorType(None, None, ndim=1), LOOSE),  # R.Tensor(ndim=1)
+                (relax.TensorType(None, None), LOOSE),  # R.Tensor: no shape, no dtype
+                (self.any_ty, OBJECT),  # R.Any (R.Object is R.Any in TVM 0.27)
+            ),
+            SHAPE: ((relax.ShapeType(ndim=1), SHAPE), (relax.ShapeType(), SHAPE)),
+        }
+        #: a tensor of another shape (If branches whose types differ from the If's)
+        self.other_tensor = relax.TensorType(relax.ShapeExpr([i64(8)]), "float32")
+        #: a return annotation incomparable with every float32 result
+        self.half_tensor = relax.TensorType(self.shape, "float16")
 
 
 @lru_cache(maxsize=1)
@@ -58,6 +75,36 @@ LOOSE = "loose"  # a tensor of another type: R.Tensor(ndim=1) or R.Tensor((n,)) 
 ANY_ARG = (TENSOR, STORAGE, OBJECT, PAIR, LITERAL, SHAPE, PRIM, NULL, CONST, BOOL, STRING, LOOSE)
 #: kinds that hold a VM register (a kill of them is legal)
 KILLABLE = (TENSOR, STORAGE, OBJECT, PAIR, LITERAL, BOOL, LOOSE)
+
+
+#: Binding values a dataflow block may hold (no impure call, no If, no kill): the
+#: operators among them are recognised by :func:`_pure_op_handles`.
+_PURE_VALUES = (relax.Var, relax.Tuple, relax.TupleGetItem, tvm.ir.GenericConst, relax.ShapeExpr)
+
+
+@lru_cache(maxsize=1)
+def _pure_op_handles() -> frozenset[int]:
+    probe = relax.Var("probe", relax.TensorType((1,), "float32"))
+    calls = (
+        relax.op.shape_of(probe),
+        relax.op.call_pure_packed(relax.ExternFunc("f"), probe, ty_args=relax.AnyType()),
+    )
+    return frozenset(call.op.__chandle__() for call in calls)
+
+
+def is_pure(binding) -> bool:
+    """Whether ``binding`` may stand in a dataflow block."""
+    if isinstance(binding, relax.MatchCast):
+        return True
+    value = binding.value
+    if isinstance(value, relax.Call):
+        op = value.op
+        return isinstance(op, tvm.ir.Op) and op.__chandle__() in _pure_op_handles()
+    if isinstance(value, tvm.ir.GenericConst) and not isinstance(value.ty, relax.TensorType):
+        # TVM's pass kills an R.dtype variable its canonicalization made a DataflowVar
+        # (see tests/fuzz/test_fuzz.py): not drawn
+        return False
+    return isinstance(value, _PURE_VALUES) and not isinstance(value, relax.DataflowVar)
 
 
 class Value:
@@ -140,20 +187,25 @@ class Scopes:
         return _ir_ffi.Call(ty, op, list(args), None, list(ty_args), None)
 
     def close(self, result) -> relax.SeqExpr:
-        """The SeqExpr of the innermost scope, returning ``result``."""
+        """The SeqExpr of the innermost scope, returning ``result``.
+
+        Its bindings are cut into one to three blocks (TVM's pass merges adjacent blocks of
+        one kind; its kills go in the block of their binding); in the function body, a
+        block of bindings that may stand in a dataflow block may be one (TVM's pass then
+        canonicalizes it: aliases removed, variables used only inside made DataflowVars).
+        """
         bindings = self.scopes.pop()
-        # one or two binding blocks (TVM's pass merges adjacent blocks; its kills go in the
-        # block of their binding)
-        split = self.draw(st.integers(0, len(bindings))) if bindings else 0
-        if not bindings:
-            blocks = []  # as TVMScript parses an empty scope
-        elif split in (0, len(bindings)):
-            blocks = [_rx_ffi.BindingBlock(bindings, None)]
-        else:
-            blocks = [
-                _rx_ffi.BindingBlock(bindings[:split], None),
-                _rx_ffi.BindingBlock(bindings[split:], None),
-            ]
+        top = not self.scopes
+        cuts = sorted({self.draw(st.integers(0, len(bindings))) for _ in range(2)})
+        blocks = []
+        for start, end in zip([0, *cuts], [*cuts, len(bindings)], strict=True):
+            part = bindings[start:end]
+            if not part:
+                continue  # an empty scope has no block, as TVMScript parses it
+            if top and all(is_pure(b) for b in part) and self.draw(st.booleans()):
+                blocks.append(_rx_ffi.DataflowBlock(part, None))
+            else:
+                blocks.append(_rx_ffi.BindingBlock(part, None))
         seq = _rx_ffi.SeqExpr(blocks, result, None)
         _rx_ffi.UpdateType(seq, result.ty)
         return seq

@@ -24,6 +24,7 @@ import tvm.relax._ffi_api as _rx_ffi
 from tvm import relax
 
 from benchkill.errors import BenchkillError, check_int
+from benchkill.inputs import models
 from benchkill.inputs.kernels import KERNELS, Atoms, i64
 
 #: family name -> what its ``main`` is made of (one line each)
@@ -40,6 +41,7 @@ FAMILIES = {
     "parameter or a computed bool",
     "mixed": "all of the above plus constants, trivial rebindings, match_cast, tuples, shape "
     "and prim values, pre-existing kills",
+    models.NAME: models.DESCRIPTION,  # n_ops: layers (real IR, see benchkill.inputs.models)
 }
 
 #: Shape of every tensor (float32).
@@ -316,6 +318,8 @@ def generate(family: str, n_ops: int, seed: int = 0) -> tvm.IRModule:
         raise BenchkillError(f"unknown family {family!r}; expected one of {', '.join(FAMILIES)}")
     check_int(n_ops, "n_ops", high=MAX_OPS)
     check_int(seed, "seed", low=-(2**63))
+    if family == models.NAME:
+        return models.generate(n_ops, seed)
     rng = random.Random(f"{family}/{n_ops}/{seed}")
     atoms = _Atoms()
     b = _Builder(atoms, atoms.kernel_vars)
@@ -365,6 +369,8 @@ def size_model(family: str) -> tuple[float, float]:
     Exact for the regular families (e.g. chain: 0 + 3 per op); an average for the
     random ones (control, mixed).
     """
+    if family == models.NAME:
+        return models.size_model()
     small, large = (count_bindings(generate(family, n)) for n in (200, 400))
     per_op = (large - small) / 200
     return small - 200 * per_op, per_op

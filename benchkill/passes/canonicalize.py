@@ -1,16 +1,87 @@
-"""Step 0 of the pass: TVM's preprocessing, run only where it can change something.
+"""TVM's preprocessing of the pass, planned during the sweep, and the rules of its rebuild.
 
-TVM's KillAfterLastUse first runs CanonicalizeBindings and then removes trivial
-bindings (``y = x``, or a match_cast of a variable to its own type) that nothing uses.
-On a function without dataflow blocks, match_cast, trivial rebindings, constant
-bindings, items of known tuples or local functions both steps are the identity;
-the sweep (:mod:`.last_use`) tells which functions have none of these.
+TVM's ``KillAfterLastUse(func)`` (``src/relax/transform/kill_after_last_use.cc:256-262``)
+runs four ExprMutators back to back: the expression-level ``CanonicalizeBindings`` (TIR
+variables once, then Relax bindings: ``canonicalize_bindings.cc:628-632``), the
+``UnusedTrivialBindingRemover`` (``kill_after_last_use.cc:43-79``) and the
+``KillInserter`` (``:214-254``).  A mutator re-emits every binding through a BlockBuilder
+that normalizes, so it rebuilds every scope that holds a binding.  benchkill rebuilds only
+what it changes; this module reproduces the common canonicalizations in Python
+(:class:`Canonicalizer`: trivial rebindings and same-typed match_casts, constants, items
+and copies of known tuples) and checks, on the way, each rule below by which TVM's rebuild
+could change a function in a way benchkill does not reproduce.  A function that meets one
+raises :class:`Unsupported` (or :class:`.last_use.NeedsTVMCanonicalization` from the
+sweep) and goes, whole, to :mod:`.fallback`, which is exact by construction.
 
-The others are canonicalized here, in Python, when they stay within what this
-module reproduces exactly (:class:`_Canonicalizer`: trivial rebindings and
-match_casts that keep their type, constants, items and copies of known tuples; no
-dataflow blocks, local functions or match_casts that define symbolic variables);
-anything else is handed to TVM's own CanonicalizeBindings.
+Line numbers are those of apache/tvm at 5d4dc87, the source nearest the apache-tvm
+0.27.0.post1 wheel (which was checked against each rule with a reproducer).
+
+1. ``ReEmitBinding`` (``src/relax/ir/expr_functor.cc:851-878``): a binding whose value
+   changed gets a new Var (``WithType``, ``:1035-1052``) when the new value's type is not
+   structurally equal to the declared one, and later uses are remapped; a rebuilt call is
+   re-inferred (``:518-528``).  A rebuilt match_cast's variable takes the target type
+   (``:880-906``).  Here: every binding benchkill rewrites keeps its variable only if the
+   declared type equals the new value's (:meth:`Canonicalizer.apply_binding`, and the
+   sweep for calls whose arguments are replaced by same-typed variables), else fallback.
+2. The rebuilt Function keeps ``ret_ty`` only if the body's type is a base of it
+   (``expr_functor.cc:755-793``), else the constructor uses the body's type
+   (``src/relax/ir/expr.cc:345-404``).  Here: :meth:`FunctionChecks.function` accepts a
+   return type equal to the body's or strictly more specific, else fallback.
+3. ``SymbolicVarCanonicalizer`` rebuilds an If and wraps each branch whose type differs
+   from the If's in a ``then_branch_with_dyn`` / ``else_branch_with_dyn`` match_cast
+   (``canonicalize_bindings.cc:102-150``).  Here: :meth:`FunctionChecks.if_binding`
+   requires both branches, and the If's variable, to have the If's type, else fallback.
+4. TVM's pass canonicalizes TIR variables once (``canonicalize_bindings.cc:628-632``);
+   the module pass ``relax.transform.CanonicalizeBindings`` runs them twice
+   (``:643-657``), which differs on chained symbolic match_casts.  Here: a match_cast to a
+   type with TIR variables goes to the fallback, which runs TVM's pass itself (never the
+   module pass).
+5. Every call is re-normalized with its operator's ``FNormalize``
+   (``expr_functor.cc:734-736``, ``src/relax/ir/block_builder.cc:669-680``), which
+   rewrites (``NormalizeCallTIR``, ``src/relax/op/op.cc:405-481``) or raises
+   (``NormalizeCallTIRInPlace``, ``op.cc:591``) on some parsed input.  Here: the sweep's
+   table of operator codes marks the operators that have ``FNormalize`` (asked of TVM
+   once per process, :func:`benchkill.relax.ops.ops_with_attr`), so a call of one costs
+   the dictionary lookup every call already makes; the function goes to the fallback,
+   which raises where TVM raises because it is TVM's pass.
+5b. The Normalizer replaces every use of a Var of void type ``R.Tuple()`` by ``R.tuple()``
+   (``block_builder.cc:596-603``).  Here: :meth:`FunctionChecks.scope` checks each scope's
+   result and :meth:`FunctionChecks.function` the parameters; the plan checks the type of
+   every used variable it reads anyway (:mod:`.plan`), the sweep that of every variable a
+   pre-existing kill names; each goes to the fallback.
+6. The module pass ``CanonicalizeBindings`` is skipped by ``PassContext(opt_level=0)``,
+   ``disabled_pass`` and instruments (``src/ir/transform.cc:98-108, 547-556``); TVM's own
+   pass is not.  Here: nothing depends on the caller's PassContext; the fallback runs
+   TVM's pass in a fresh one.
+7. The kill of an ``alloc_tensor`` result follows the variable's type, storage is known by
+   its operator (``kill_after_last_use.cc:120-131``).  Here: :mod:`.plan`.
+8. ``UnusedTrivialBindingRemover`` counts uses inside types (``expr_functor.cc:143-146``),
+   which only Shape variables can have.  Here: a trivial binding of a shape or prim value
+   is not canonicalized in Python (fallback).
+9. Empty blocks are dropped, adjacent blocks of one kind merged, nested SeqExprs
+   flattened (``expr_functor.cc:810-816``, ``block_builder.cc:912-1028``).  Reproduced by
+   :mod:`.rewrite`; a scope whose result is not a leaf, or a body that is not a SeqExpr,
+   goes to the fallback (the Normalizer would bind it to a new variable).
+10. A rebuilt SeqExpr gets ``EraseToWellDefinedInScope(body.ty)`` (``block_builder.cc:
+    726-729``), a rebuilt If the ``TypeLCA`` of its branches' (``:745-749``).  Here:
+    :meth:`FunctionChecks.scope` requires each scope with blocks to have its result's type,
+    well defined by the parameters' symbolic variables, and rule 3 the If's branches to
+    have the If's type; so the types benchkill copies onto rebuilt nodes are TVM's.
+11. The KillInserter's quirks (no kills at or after a scope's first nested scope, kill
+    order, what is never killed: ``kill_after_last_use.cc:103-137, 214-254``) are
+    reproduced by :mod:`.plan`.
+
+Dataflow blocks and local functions (whose canonicalization this module does not
+reproduce) go to the fallback too.  A call whose only changes are arguments replaced by
+variables of structurally equal types keeps its type instead of being re-inferred: TVM's
+inference reads the arguments' types, which are unchanged.  (That assumes the input call
+carries the type TVM infers for it, as everything TVM's parser and BlockBuilder build does.)
+
+The work is split between the pass's two walks, so the function is swept once: the
+sweep (:mod:`.last_use`) calls :meth:`Canonicalizer.plan_binding` on each binding it can
+change and records uses of the replacements, and the rebuild (:mod:`.rewrite`) calls
+:meth:`Canonicalizer.apply_binding` and :meth:`Canonicalizer.expr` on the bindings the
+sweep marked.
 """
 
 from __future__ import annotations
@@ -21,109 +92,15 @@ import tvm
 import tvm_ffi
 from tvm import relax
 
-from benchkill.passes.last_use import OUTPUT, Scope, Sweep
 from benchkill.relax import ffi as ir
 
 
-def canonicalize(func, sweep: Sweep):
-    """``func`` after TVM's CanonicalizeBindings and removal of unused trivial bindings.
-
-    ``sweep`` is :func:`.last_use.sweep_function` of ``func``: it lists the bindings
-    canonicalization can change, so only those are looked at again.
-    """
-    result = _Canonicalizer(sweep).run(func)
-    if result is not None:
-        return result
-    return canonicalize_with_tvm(func)
-
-
-def canonicalize_with_tvm(func):
-    """The same, computed by TVM's CanonicalizeBindings (any function)."""
-    mod = relax.transform.CanonicalizeBindings()(tvm.IRModule({"f": func}))
-    func = mod["f"]
-    unused = _unused_trivial_bindings(func)
-    if unused:
-        func = _without_bindings(func, unused)
-    return func
-
-
-def _unused_trivial_bindings(func) -> set[int]:
-    """Handles of variables bound trivially (``y = x``) that nothing uses."""
-    used: set[int] = set()
-    trivial: set[int] = set()
-
-    def visit(expr) -> None:
-        kind = type(expr)
-        if ir.is_var(expr):
-            used.add(expr.__chandle__())
-        elif kind is ir.Call:
-            visit(expr.op)
-            for arg in ir.items(expr.args):
-                visit(arg)
-        elif kind is ir.Tuple:
-            for item in ir.items(expr.fields):
-                visit(item)
-        elif kind is ir.TupleGetItem:
-            visit(expr.tuple_value)
-        elif kind is ir.If:
-            visit(expr.cond)
-            visit(expr.true_branch)
-            visit(expr.false_branch)
-        elif kind is ir.Function:
-            visit(expr.body)
-        elif kind is ir.SeqExpr:
-            for block in ir.items(expr.blocks):
-                for binding in ir.items(block.bindings):
-                    value = binding.value
-                    if ir.is_var(value) and (
-                        type(binding) is ir.VarBinding
-                        or tvm_ffi.structural_equal(binding.var.ty, value.ty)
-                    ):
-                        trivial.add(binding.var.__chandle__())
-                    visit(value)
-            visit(expr.body)
-
-    visit(func.body)
-    return trivial - used
-
-
-def _without_bindings(func, remove: set[int]):
-    def scope(seq):
-        blocks = []
-        for block in ir.items(seq.blocks):
-            kept = []
-            for binding in ir.items(block.bindings):
-                if binding.var.__chandle__() in remove:
-                    continue
-                value = binding.value
-                if type(value) is ir.If:
-                    new_value = ir.make_if(
-                        value.cond, scope(value.true_branch), scope(value.false_branch), value.span
-                    )
-                    ir.update_type(new_value, value.ty)
-                    binding = ir.make_var_binding(binding.var, new_value, binding.span)
-                kept.append(binding)
-            if kept:
-                make = (
-                    ir.make_dataflow_block
-                    if type(block) is ir.DataflowBlock
-                    else ir.make_binding_block
-                )
-                blocks.append(make(kept, None))
-        new_seq = ir.make_seq_expr(blocks, seq.body, seq.span)
-        ir.update_type(new_seq, seq.ty)
-        return new_seq
-
-    return ir.make_function(
-        func.params, scope(func.body), func.ret_ty, func.is_pure, func.attrs, func.span
-    )
-
-
-class _Unsupported(Exception):
+class Unsupported(Exception):
     """The function needs a canonicalization this module does not reproduce."""
 
 
 _tir_vars_in_type = tvm_ffi.get_global_func("relax.analysis.TIRVarsInType")
+_make_tuple = tvm_ffi.get_global_func("relax.Tuple")
 
 
 class _Opaque(NamedTuple):
@@ -136,70 +113,177 @@ def _ident(expr) -> tuple:
     return ("opaque", expr.handle) if isinstance(expr, _Opaque) else ("node", expr.__chandle__())
 
 
-class _Canonicalizer:
+def same_type(a, b) -> bool:
+    """Structural equality of two types (one FFI comparison unless they are one object)."""
+    return a.__chandle__() == b.__chandle__() or tvm_ffi.structural_equal(a, b)
+
+
+_erase = tvm_ffi.get_global_func("relax.analysis.EraseToWellDefined")
+#: Results a scope may have without the Normalizer binding them to a new variable.
+_NOT_LEAVES = (ir.Call, ir.TupleGetItem, ir.If, ir.SeqExpr, ir.Function)
+
+
+def is_void_var(expr) -> bool:
+    """A Var (not a DataflowVar) of type ``R.Tuple()``, which the Normalizer replaces."""
+    if type(expr) is not ir.Var:
+        return False
+    ty = expr.ty
+    return type(ty) is relax.TupleType and not ir.array_size(ty.fields)
+
+
+class FunctionChecks:
+    """Rules 2, 3, 5b and 10 of the module docstring on one function, checked by the sweep
+    (each raises :class:`Unsupported`: the function then goes to the fallback)."""
+
+    __slots__ = ("func", "_defined")
+
+    def __init__(self, func) -> None:
+        self.func = func
+        self._defined = None  # TIR variables the parameters define, made when needed
+
+    def function(self) -> None:
+        """Rule 2 (the return type TVM's rebuilt Function gets) and 5b (void parameters)."""
+        func = self.func
+        ret, body = func.ret_ty, func.body.ty
+        if not same_type(ret, body) and not (body.is_base_of(ret) and not ret.is_base_of(body)):
+            raise Unsupported("a return type TVM's rebuild replaces")
+        for param in ir.items(func.params):
+            if is_void_var(param):
+                raise Unsupported("a parameter of void type")
+
+    def scope(self, seq, has_blocks: bool) -> None:
+        """Rules 5b, 9 and 10 on one SeqExpr (after its bindings were swept)."""
+        body = seq.body
+        kind = type(body)
+        if kind in _NOT_LEAVES:
+            raise Unsupported("a scope result that is not normalized")
+        if kind is ir.Var:
+            if is_void_var(body):
+                raise Unsupported("a void variable as a scope result")
+        elif kind is ir.Tuple:
+            for field in ir.items(body.fields):
+                if type(field) in _NOT_LEAVES or is_void_var(field):
+                    raise Unsupported("a tuple result that is not normalized")
+        if not has_blocks:
+            return  # TVM's mutators leave it as it is
+        ty = body.ty
+        if not same_type(seq.ty, ty):
+            raise Unsupported("a scope whose type is not its result's")
+        if not _erase(ty, _EMPTY_MAP, _EMPTY_MAP).same_as(ty):
+            if self._defined is None:
+                self._defined = tvm_ffi.convert(_defined_by(ir.items(self.func.params)))
+            if not _erase(ty, self._defined, _EMPTY_MAP).same_as(ty):
+                raise Unsupported("a scope type TVM's rebuild erases")
+
+    @staticmethod
+    def if_binding(var, value) -> None:
+        """Rules 1 and 3 on a binding of an If: TVM wraps a branch whose type is not the
+        If's, and gives the If's variable the rebuilt If's type."""
+        ty = value.ty
+        if not (
+            same_type(var.ty, ty)
+            and same_type(value.true_branch.ty, ty)
+            and same_type(value.false_branch.ty, ty)
+        ):
+            raise Unsupported("an If whose branches or variable have other types")
+
+
+_EMPTY_MAP = tvm_ffi.convert({})
+
+
+def _var_binding(var, value, span):
+    """``var = value`` of a rebuilt value; rule 1: when the value's type is not the declared
+    one TVM binds a new Var and remaps the later uses, which benchkill leaves to the
+    fallback."""
+    if not same_type(var.ty, value.ty):
+        raise Unsupported("a rebuilt value whose type is not the declared one")
+    return ir.make_var_binding(var, value, span)
+
+
+def _defined_by(params: list) -> dict:
+    """TIR variables that the parameters' types define (a subset of what TVM's scope holds:
+    a single-variable dimension of a tensor or shape parameter), each mapped to itself."""
+    defined = {}
+    for param in params:
+        ty = param.ty
+        if type(ty) is ir.TensorType:
+            shape = ty.shape
+            values = shape.values if type(shape) is ir.ShapeExpr else ()
+        elif type(ty) is ir.ShapeType:
+            values = ty.values or ()
+        else:
+            continue
+        for value in values:
+            if isinstance(value, tvm.tirx.Var):
+                defined[value] = value
+    return defined
+
+
+class Canonicalizer:
     """CanonicalizeBindings for the common cases, following TVM's CanonicalizePlanner.
 
-    Plan, over the sweep's candidate bindings in TVM's visiting order: each value is
-    unwrapped (an item of a known tuple becomes that field; a tuple of all items of one
-    earlier tuple becomes that tuple); a variable bound to a variable is a trivial
-    binding, removed, its uses replaced by the first non-trivial variable; a variable
-    bound to a constant has its uses replaced by the constant.  Apply: rebuild only the
-    bindings the sweep saw using a candidate variable.
+    Plan (:meth:`plan_binding`, called by the sweep on each candidate binding in TVM's
+    visiting order): each value is unwrapped (an item of a known tuple becomes that
+    field; a tuple of all items of one earlier tuple becomes that tuple); a variable
+    bound to a variable is a trivial binding, removed, its uses replaced by the first
+    non-trivial variable; a variable bound to a constant has its uses replaced by the
+    constant.  Apply (:meth:`apply_binding`, :meth:`expr`, called by the rebuild): the
+    bindings that use a replaced variable get the replacement.
 
     Only type-preserving replacements are done here, so no type is re-inferred
-    differently from TVM's; any other case raises :class:`_Unsupported`.
+    differently from TVM's; any other case raises :class:`Unsupported`.
     """
 
-    def __init__(self, sweep: Sweep) -> None:
-        self.sweep = sweep
+    def __init__(self, bound: dict, params) -> None:
+        self.bound = bound  # handle -> anything, for every variable bound so far
         self.known: dict[int, object] = {}  # handle -> unwrapped bound value
-        self.trivial: dict[int, object] = {}  # handle -> variable it is bound to
+        self.replace: dict[int, object] = {}  # trivial handle -> first non-trivial variable
         self.constant: dict[int, object] = {}  # handle -> constant it is bound to
-        self.replace: dict[int, object] = {}
-        self.removed: set[tuple[int, int]] = set()  # (id(scope), position)
-        self.builder = relax.BlockBuilder()
-
-    def run(self, func):
-        sweep = self.sweep
-        if sweep.has_dataflow or sweep.has_local_function:
-            return None
-        try:
-            for binding, scope, pos in sweep.canon_sites:
-                self.plan_binding(binding, scope, pos)
-            for h, target in self.trivial.items():
-                while ir.is_var(target) and target.__chandle__() in self.trivial:
-                    target = self.trivial[target.__chandle__()]
-                self.replace[h] = target
-            body = self.apply_scope(sweep.root)
-        except _Unsupported:
-            return None
-        if body is None:
-            return func
-        return ir.make_function(func.params, body, func.ret_ty, func.is_pure, func.attrs, func.span)
+        self.params = params  # of the function, for the scope of :meth:`normalize`
+        self.builder = None  # made at the first normalization
 
     # -- plan ---------------------------------------------------------------
-    def plan_binding(self, binding, scope: Scope, pos: int) -> None:
-        var = binding.var
-        value = binding.value
-        same_type = True
+    def plan_binding(self, binding, var, value, h: int) -> tuple[bool, object, object]:
+        """Plan one binding (``var``, ``value`` and ``h``: its variable, value and the
+        variable's handle, as the sweep read them); the bindings it reads must have been
+        planned before.
+
+        Returns ``(removed, replacement, type)``: whether the binding goes away (it is
+        trivial), what every later use of its variable becomes (a variable, a constant,
+        or None when uses stay as they are), and the type of the replacement (the
+        variable's own type; None when there is no replacement).
+        """
+        keeps_type = True
+        var_ty = None
         if type(binding) is ir.MatchCast:
             if ir.array_size(_tir_vars_in_type(binding.ty)):
-                raise _Unsupported("match_cast with symbolic variables")
-            same_type = tvm_ffi.structural_equal(var.ty, value.ty)
+                raise Unsupported("match_cast with symbolic variables")
+            var_ty = var.ty
+            keeps_type = same_type(var_ty, value.ty)
         unwrapped = self.unwrap(value)
-        h = var.__chandle__()
-        if ir.is_var(unwrapped) and same_type:
-            if not tvm_ffi.structural_equal(var.ty, unwrapped.ty):
-                raise _Unsupported("trivial binding that changes the type")
-            if type(var.ty) in (ir.ShapeType, ir.PrimType):
-                raise _Unsupported("trivial binding of a shape or prim value")
-            self.trivial[h] = unwrapped
-            self.removed.add((id(scope), pos))
+        removed = False
+        if ir.is_var(unwrapped) and keeps_type:
+            if var_ty is None:
+                var_ty = var.ty
+            if not same_type(var_ty, unwrapped.ty):
+                raise Unsupported("trivial binding that changes the type")
+            if type(var_ty) in (ir.ShapeType, ir.PrimType):
+                raise Unsupported("trivial binding of a shape or prim value")
+            # the first non-trivial variable: the bindings before were planned already
+            self.replace[h] = self.replace.get(unwrapped.__chandle__(), unwrapped)
+            removed = True
         if type(unwrapped) is ir.GenericConst:
-            if not tvm_ffi.structural_equal(var.ty, unwrapped.ty):
-                raise _Unsupported("constant binding that changes the type")
+            if var_ty is None:
+                var_ty = var.ty
+            if not same_type(var_ty, unwrapped.ty):
+                raise Unsupported("constant binding that changes the type")
             self.constant[h] = unwrapped
         self.known[h] = unwrapped
+        if removed:
+            target = self.replace[h]
+            return True, self.constant.get(target.__chandle__(), target), var_ty
+        constant = self.constant.get(h)
+        return False, constant, None if constant is None else var_ty
 
     def unwrap_var(self, expr):
         """Follow variables to their bound values (TVM's recursively_unwrap_var)."""
@@ -207,7 +291,7 @@ class _Canonicalizer:
             h = expr.__chandle__()
             nxt = self.known.get(h)
             if nxt is None:
-                return _Opaque(h) if h in self.sweep.bound else expr
+                return _Opaque(h) if h in self.bound else expr
             if nxt is expr:
                 return expr
             expr = nxt
@@ -229,7 +313,7 @@ class _Canonicalizer:
                 return value
             ty = first.tuple_value.ty
             if not isinstance(ty, relax.TupleType):
-                raise _Unsupported("item of a non-tuple")
+                raise Unsupported("item of a non-tuple")
             if len(ty.fields) != len(fields):
                 return value
             earlier = self.unwrap_var(first.tuple_value)
@@ -243,49 +327,8 @@ class _Canonicalizer:
         return value
 
     # -- apply --------------------------------------------------------------
-    def apply_scope(self, scope: Scope):
-        """The new SeqExpr of ``scope``, or None when nothing in it changes."""
-        sid = id(scope)
-        touched = self.sweep.touched
-        new_children = {}
-        for pos, children in scope.children.items():
-            rewritten = [self.apply_scope(child) for child in children]
-            if any(r is not None for r in rewritten):
-                new_children[pos] = [
-                    child.seq if r is None else r
-                    for child, r in zip(children, rewritten, strict=True)
-                ]
-        changed = False
-        blocks = []
-        pos = 0
-        for block, bindings in zip(scope.blocks, scope.bindings, strict=True):
-            kept = []
-            block_changed = False
-            for binding in bindings:
-                key = (sid, pos)
-                if key in self.removed:
-                    block_changed = True
-                elif key in touched or pos in new_children:
-                    kept.append(self.apply_binding(binding, key in touched, new_children.get(pos)))
-                    block_changed = True
-                else:
-                    kept.append(binding)
-                pos += 1
-            if block_changed:
-                changed = True
-                if kept:
-                    blocks.append(ir.make_binding_block(kept, None))
-            else:
-                blocks.append(block)
-        seq = scope.seq
-        body = self.expr(seq.body) if (sid, OUTPUT) in touched else seq.body
-        if not changed and body is seq.body:
-            return None
-        new_seq = ir.make_seq_expr(blocks, body, seq.span)
-        ir.update_type(new_seq, seq.ty)
-        return new_seq
-
     def apply_binding(self, binding, touched: bool, new_branches):
+        """``binding`` with replaced variables; ``new_branches``: an If's rebuilt branches."""
         value = binding.value
         if type(value) is ir.If:
             cond = self.expr(value.cond) if touched else value.cond
@@ -293,22 +336,39 @@ class _Canonicalizer:
             new_value = ir.make_if(cond, true_b, false_b, value.span)
             ir.update_type(new_value, value.ty)
         elif new_branches is not None:
-            raise _Unsupported("local function")
+            raise Unsupported("local function")
         else:
             new_value = self.expr(value)
             if new_value is value:
                 return binding
+        var = binding.var
         if type(binding) is ir.MatchCast:
-            return ir.make_match_cast(binding.var, new_value, binding.ty, binding.span)
-        return ir.make_var_binding(binding.var, new_value, binding.span)
+            if not same_type(var.ty, binding.ty):  # rule 1: TVM re-types it to the target
+                raise Unsupported("a match_cast whose variable is not of its target type")
+            return ir.make_match_cast(var, new_value, binding.ty, binding.span)
+        return _var_binding(var, new_value, binding.span)
+
+    def call_binding(self, var, call, op, args: list, span):
+        """The binding of ``var`` to ``call`` with the arguments ``args`` (what the sweep
+        read of a call whose only change is variables replaced by variables)."""
+        return _var_binding(var, self.call(call, op, args), span)
 
     def expr(self, expr):
-        """``expr`` with replaced variables and inlined constants (itself if unchanged)."""
+        """``expr`` with replaced variables and inlined constants (itself if unchanged).
+
+        As TVM's ExprMutator (``expr_functor.cc:518-528``), a call that changes is built
+        with a missing type and inferred again (:meth:`call`): the input's type of a call
+        may be its binding's annotation (the TVMScript parser puts it there), not what
+        inference gives.  A tuple's type is made of its fields' by its constructor.
+        """
         kind = type(expr)
         if kind is ir.Var or kind is ir.DataflowVar:
-            h = expr.__chandle__()
-            new = self.replace.get(h, expr)
-            return self.constant.get(new.__chandle__(), new) if ir.is_var(new) else new
+            new = self.replace.get(expr.__chandle__(), expr)
+            if ir.is_var(new):
+                constant = self.constant.get(new.__chandle__())
+                if constant is not None:
+                    return constant
+            return new
         if kind is ir.Call:
             op = expr.op
             new_op = self.expr(op) if type(op) is not ir.Op else op
@@ -316,19 +376,35 @@ class _Canonicalizer:
             new_args = [self.expr(a) for a in args]
             if new_op is op and all(n is a for n, a in zip(new_args, args, strict=True)):
                 return expr
-            call = ir.make_call(
-                ir.missing_type(), new_op, new_args, expr.attrs, expr.ty_args, expr.span
-            )
-            return ir.normalize(self.builder, call)
+            return self.call(expr, new_op, new_args)
         if kind is ir.Tuple:
             fields = ir.items(expr.fields)
             new_fields = [self.expr(f) for f in fields]
             if all(n is f for n, f in zip(new_fields, fields, strict=True)):
                 return expr
-            return ir.normalize(self.builder, relax.Tuple(new_fields, expr.span))
+            return _make_tuple(new_fields, expr.span)
         if kind is ir.TupleGetItem:
             tup = self.expr(expr.tuple_value)
             if tup is expr.tuple_value:
                 return expr
-            return ir.normalize(self.builder, relax.TupleGetItem(tup, expr.index, expr.span))
+            return self.normalize(relax.TupleGetItem(tup, expr.index, expr.span))
         return expr
+
+    def call(self, call, op, args: list):
+        """``call`` with callee ``op`` and arguments ``args``, its type inferred as TVM's
+        Normalizer infers it (``block_builder.cc:664-667``)."""
+        new = ir.make_call(ir.missing_type(), op, args, call.attrs, call.ty_args, call.span)
+        return self.normalize(new)
+
+    def normalize(self, expr):
+        """``expr`` normalized in a BlockBuilder scope of the function's parameters, as the
+        one TVM's mutator normalizes in (its analyzer knows their symbolic variables are
+        not negative); an error of TVM's goes to the fallback, which raises it as TVM does."""
+        builder = self.builder
+        if builder is None:
+            builder = self.builder = relax.BlockBuilder()
+            builder.begin_scope(list(self.params))
+        try:
+            return ir.normalize(builder, expr)
+        except Exception as exc:  # TVM's errors: the fallback raises them as TVM does
+            raise Unsupported(f"TVM cannot normalize a rebuilt expression: {exc}") from None

@@ -2,11 +2,17 @@
 
 The steps, each in its own module:
 
-0. :mod:`.canonicalize` -- TVM's CanonicalizeBindings preprocessing, only for
-   functions where the sweep shows it can change something;
-1. :mod:`.last_use` -- one forward sweep: last use of every variable, in dicts and sets;
-2. :mod:`.plan` -- which kills go after which binding;
-3. :mod:`.rewrite` -- one rebuild that reuses every unchanged binding and block.
+1. :mod:`.last_use` -- one forward sweep: last use of every variable, in dicts and sets,
+   with TVM's CanonicalizeBindings preprocessing (:mod:`.canonicalize`) planned on the
+   way, so the tables describe the canonicalized function;
+2. :mod:`.plan` -- which kills go after which binding, and the kill bindings;
+3. :mod:`.rewrite` -- one rebuild that applies the canonicalization, inserts the kills
+   and reuses every unchanged binding and block.
+
+The sweep (and the plan and rebuild, for the rules they check) detects, cheaply, every
+rule by which TVM's pass would rebuild a function differently (:mod:`.canonicalize` lists
+them, with their TVM sources); such a function is handed, whole, to :mod:`.fallback`, which
+computes TVM's result in every mode, exactly and whatever the caller's PassContext.
 """
 
 from __future__ import annotations
@@ -20,19 +26,21 @@ from tvm import relax
 
 from benchkill.errors import BenchkillError
 from benchkill.hooks import SLOWDOWN_ENV
-from benchkill.passes.canonicalize import canonicalize
-from benchkill.passes.last_use import sweep_function
+from benchkill.passes import fallback
+from benchkill.passes.canonicalize import Unsupported
+from benchkill.passes.last_use import NeedsTVMCanonicalization, sweep_function
 from benchkill.passes.plan import plan_kills
 from benchkill.passes.rewrite import rewrite_function
-from benchkill.relax import ffi as ir
 
 
 def kill_function(func, *, exclude_null_value: bool = True, tvm_compatible: bool = True):
     """Insert kills after last uses in one Relax function (see the module docstring).
 
     Python's cyclic garbage collector is paused meanwhile: the pass creates a few
-    wrapper objects per binding and no reference cycles, and on large functions the
-    collector's repeated full scans of those objects cost more than the pass itself.
+    wrapper objects per binding, and on large functions the collector's repeated scans
+    of them would cost more than the pass itself.  Nothing the pass builds refers to
+    itself, so all of it is freed by reference counting when the pass returns, and no
+    collection is left pending for the first allocation after ``gc.enable()``.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -44,12 +52,16 @@ def kill_function(func, *, exclude_null_value: bool = True, tvm_compatible: bool
 
 
 def _kill_after_last_use(func, exclude_null_value: bool, tvm_compatible: bool):
-    sweep = sweep_function(func)
-    if sweep.needs_canonicalize:
-        func = canonicalize(func, sweep)
+    try:
         sweep = sweep_function(func)
-    plan = plan_kills(sweep, exclude_null_value=exclude_null_value, tvm_compatible=tvm_compatible)
-    return rewrite_function(func, sweep.root, plan, ir.KillFactory())
+        plan = plan_kills(
+            sweep, exclude_null_value=exclude_null_value, tvm_compatible=tvm_compatible
+        )
+        return rewrite_function(func, sweep, plan)
+    except (NeedsTVMCanonicalization, Unsupported):
+        return fallback.kill_function(
+            func, exclude_null_value=exclude_null_value, tvm_compatible=tvm_compatible
+        )
 
 
 @relax.transform.function_pass(opt_level=0, name="benchkill.KillAfterLastUse")
@@ -59,13 +71,18 @@ class _KillAfterLastUsePass:
     def __init__(self, exclude_null_value: bool, tvm_compatible: bool) -> None:
         self.exclude_null_value = exclude_null_value
         self.tvm_compatible = tvm_compatible
+        self.slowdown = _slowdown_from_env()  # read once: nothing per call when unset
 
     def transform_function(self, func, _mod, _ctx):
+        if not self.slowdown:
+            return kill_function(
+                func, exclude_null_value=self.exclude_null_value, tvm_compatible=self.tvm_compatible
+            )
         start = time.perf_counter()
         result = kill_function(
             func, exclude_null_value=self.exclude_null_value, tvm_compatible=self.tvm_compatible
         )
-        _inject_slowdown(time.perf_counter() - start)
+        _busy_wait(self.slowdown * (time.perf_counter() - start))
         return result
 
 
@@ -96,15 +113,19 @@ def KillAfterLastUse(  # noqa: N802  (named like the TVM pass it replaces)
     return _CheckedPass(bool(exclude_null_value), bool(tvm_compatible))
 
 
-def _inject_slowdown(elapsed: float) -> None:
-    """Busy work of ``BENCHKILL_INJECT_SLOWDOWN`` times ``elapsed`` (off when unset)."""
+def _slowdown_from_env() -> float:
+    """The test hook ``BENCHKILL_INJECT_SLOWDOWN``: extra busy work per call, as a
+    fraction of the pass's own time (0 when unset), read when the pass is made."""
     raw = os.environ.get(SLOWDOWN_ENV)
     if not raw:
-        return
+        return 0.0
     try:
-        fraction = float(raw)
+        return float(raw)
     except ValueError:
         raise BenchkillError(f"{SLOWDOWN_ENV}={raw!r} is not a number") from None
-    end = time.perf_counter() + fraction * elapsed
+
+
+def _busy_wait(seconds: float) -> None:
+    end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         pass

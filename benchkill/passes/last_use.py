@@ -1,5 +1,8 @@
 """Step 1 of the pass: one forward sweep that finds each variable's last use.
 
+One hot-path state machine (:class:`_Sweeper`, its loop over bindings written out in
+:meth:`_Sweeper.scope`), hence longer than the other modules.
+
 The sweep walks every scope (the function body and each ``If`` branch) once, in the
 order TVM's ``CollectLastUsage`` visits it, and records in plain dicts and sets:
 
@@ -7,12 +10,22 @@ order TVM's ``CollectLastUsage`` visits it, and records in plain dicts and sets:
   top-level bindings) of the binding that uses it last, or ``OUTPUT`` when its last
   use is the scope's result expression;
 * which variables are storage (``alloc_storage`` results), constants, bound to
-  ``R.null_value()``, or already killed;
-* whether CanonicalizeBindings, which TVM runs first, could change the function.
+  ``R.null_value()``, or already killed.
 
 A use inside a nested ``If`` (condition, branch bindings or branch result) counts as a
 use at the ``If`` binding of the scope that defines the variable.  Recursion follows
 the nesting of scopes only, never the number of bindings.
+
+Canonicalization (TVM's CanonicalizeBindings, which TVM's pass runs first) is planned
+during the same sweep: :class:`.canonicalize.Canonicalizer` reports, for each binding
+it can change (trivial rebindings, constants, tuples and their items, match_cast), whether
+the binding is removed and what the uses of its variable become, and the sweep records
+every later use as a use of the replacement.  So the tables describe the canonicalized
+function, and the positions of the removed bindings and of those whose expression is
+rewritten are kept per scope (``Scope.removed``, ``Scope.touched``) for the rebuild.
+What :mod:`.canonicalize` does not reproduce (dataflow blocks, local functions, ...)
+raises :class:`NeedsTVMCanonicalization`: the caller then canonicalizes with TVM and
+sweeps the result with ``canonicalize=False``.
 
 TVM's lowering does not always keep variables in their scope: StaticPlanBlockMemory
 may allocate a storage inside one ``If`` branch and reuse it after the ``If``.  Such a
@@ -20,356 +33,535 @@ may allocate a storage inside one ``If`` branch and reuse it after the ``If``.  
 per-scope analysis (so TVM-compatible mode ignores it, as TVM does), and is recorded
 separately, projected onto the innermost scope that holds both the binding and the
 use, so that the beyond-TVM mode never kills a variable before such a use.
+
+Nothing here refers to itself: scopes hold their children, never their parents (a
+scope's ``chain`` lists the *indices* of the scopes above it), so everything the sweep
+builds is freed by reference counting, without the cyclic garbage collector.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from tvm import relax
 
 from benchkill.errors import BenchkillError
+from benchkill.passes.canonicalize import (
+    Canonicalizer,
+    FunctionChecks,
+    Unsupported,
+    is_void_var,
+)
 from benchkill.relax import ffi as ir
 from benchkill.relax import ops
 
 #: ``last_use`` value of a variable whose last use is its scope's result expression.
 OUTPUT = -1
 
-# Operator codes of the hot path (:meth:`_Sweeper.call_binding`).
-_PLAIN, _ALLOC_STORAGE, _ALLOC_TENSOR, _NULL_VALUE, _KILL = range(5)
+# Operator codes of the hot path (:meth:`_Sweeper.scope`).
+_PLAIN, _ALLOC_STORAGE, _ALLOC_TENSOR, _NULL_VALUE, _KILL, _OTHER = range(6)
+#: Operator code of a call TVM re-normalizes with the operator's FNormalize (rule 5 of
+#: :mod:`.canonicalize`): the slow path, which hands the function to the fallback.
+_FNORMALIZE = 6
 #: Binding values that canonicalization may replace, inline or look through.
 _CANDIDATE_VALUES = (ir.Var, ir.DataflowVar, ir.GenericConst, ir.Tuple, ir.TupleGetItem)
+#: Types of values that cannot stand in an allocation's arguments other than the storage
+#: (offset, shape, dtype, device index, scope): the sweep reads those only when some other
+#: value (e.g. an ``R.dtype`` constant bound to a variable) is substituted.
+_NEVER_ALLOC_ARGS = (ir.TensorType, relax.TupleType)
 #: Argument kinds that hold no Relax variable a kill could target.
 _LEAVES = (ir.GenericConst, ir.ShapeExpr, ir.IntImm, ir.FloatImm, ir.StringImm)
 
 
-@dataclass
+class NeedsTVMCanonicalization(Exception):  # noqa: N818 (a signal, not an error)
+    """The function needs what only TVM's pass computes exactly (a canonicalization or a
+    rebuild rule :mod:`.canonicalize` does not reproduce): the caller hands it to
+    :mod:`.fallback`."""
+
+
 class Scope:
     """One SeqExpr: its blocks and top-level bindings, as fetched once from the FFI."""
 
-    seq: object
-    blocks: list
-    bindings: list  # list of lists, one per block
-    dataflow: list  # bool per block
-    #: position of the first binding whose value holds a nested scope (If, Function)
-    first_nested: int = -1
-    #: position -> the nested scopes inside that binding's value
-    children: dict = field(default_factory=dict)
-    #: (handle, var, position) of each variable bound at top level, in order
-    defs: list = field(default_factory=list)
-    #: the scopes from the function body down to this one
-    chain: list = field(default_factory=list)
+    __slots__ = (
+        "seq",
+        "blocks",
+        "bindings",
+        "dataflow",
+        "depth",
+        "index",
+        "chain",
+        "first_nested",
+        "children",
+        "last",
+        "vars",
+        "touched",
+        "removed",
+        "rebuilt",
+    )
+
+    def __init__(self, seq, blocks: list, depth: int, index: int, chain: tuple) -> None:
+        self.seq = seq
+        self.blocks = blocks
+        self.bindings: list[list] = []  # one list per block
+        self.dataflow: list[bool] = []  # per block
+        self.depth = depth
+        self.index = index  # in Sweep.scopes
+        #: indices of the scopes from the function body down to this one
+        self.chain = chain
+        #: position of the first binding whose value holds a nested scope (If, Function)
+        self.first_nested = -1
+        #: position -> the nested scopes inside that binding's value
+        self.children: dict[int, list[Scope]] = {}
+        #: handle -> position of the last use (OUTPUT: the result; None: unused) of each
+        #: variable bound here, in binding order (the i-th key is bound at position i)
+        self.last: dict[int, int | None] = {}
+        #: the variable bound at each position
+        self.vars: list = []
+        #: positions (OUTPUT: the result) whose expression canonicalization rewrites
+        self.touched: set[int] = set()
+        #: positions of the bindings canonicalization removes
+        self.removed: set[int] = set()
+        #: touched position -> (call, callee, variable, new arguments) of a call whose only
+        #: change is variables replaced by variables of the same type
+        self.rebuilt: dict[int, tuple] = {}
 
 
-@dataclass
 class Sweep:
     """What the sweep found in one function."""
 
-    root: Scope
-    last_use: dict  # handle -> position in the defining scope, or OUTPUT
-    #: handle -> (scope, position, var) of uses outside the defining scope (see above)
-    foreign: dict
-    storage: set
-    tensors: set  # alloc_tensor results: TensorType, no need to read their type
-    constants: set
-    null_values: set
-    killed: set
-    needs_canonicalize: bool
-    #: what canonicalization needs (see :mod:`.canonicalize`): bindings whose value is a
-    #: variable, constant, tuple or tuple item, or a match_cast, as (binding, scope,
-    #: position) in visiting order; the (id(scope), position) of bindings that use
-    #: such a variable (position OUTPUT: the scope's result); every bound variable
-    canon_sites: list
-    touched: set
-    bound: dict
-    has_dataflow: bool
-    has_local_function: bool
+    __slots__ = (
+        "root",
+        "scopes",
+        "foreign",
+        "storage",
+        "tensors",
+        "constants",
+        "null_values",
+        "killed",
+        "canonicalizer",
+    )
+
+    def __init__(self, sweeper: _Sweeper, root: Scope, foreign: dict) -> None:
+        self.root = root
+        self.scopes: list[Scope] = sweeper.scopes
+        #: handle -> (scope, position, var) of uses outside the defining scope (see above)
+        self.foreign: dict[int, tuple] = foreign
+        self.storage: set[int] = sweeper.storage
+        self.tensors: set[int] = sweeper.tensors  # alloc_tensor results: TensorType
+        self.constants: set[int] = sweeper.constants
+        self.null_values: set[int] = sweeper.null_values
+        self.killed: set[int] = sweeper.killed
+        #: the canonicalization to apply when rebuilding, or None when nothing changes
+        self.canonicalizer: Canonicalizer | None = sweeper.canonicalizer if sweeper.subst else None
+
+    @property
+    def canonicalized(self) -> bool:
+        """Whether canonicalization changes the function."""
+        return self.canonicalizer is not None
 
 
-def sweep_function(func) -> Sweep:
-    """Sweep the Relax function ``func`` (see the module docstring)."""
-    return _Sweeper().run(func)
+class _Bound:
+    """``h in bound``: whether variable ``h`` is bound (not a parameter) among the
+    bindings swept so far, for the canonicalizer."""
+
+    __slots__ = ("stack", "closed")
+
+    def __init__(self, stack: list[Scope], closed: dict) -> None:
+        self.stack = stack
+        self.closed = closed
+
+    def __contains__(self, h: int) -> bool:
+        return h in self.closed or any(h in scope.last for scope in self.stack)
+
+
+def sweep_function(func, canonicalize: bool = True) -> Sweep:
+    """Sweep the Relax function ``func`` (see the module docstring).
+
+    With ``canonicalize`` the tables describe ``func`` after canonicalization; raises
+    :class:`NeedsTVMCanonicalization` when that needs TVM's CanonicalizeBindings.
+    """
+    return _Sweeper(canonicalize).run(func)
 
 
 class _Sweeper:
-    def __init__(self) -> None:
-        self.last_use: dict[int, int] = {}
-        self.defined: dict[int, tuple] = {}  # handle -> (depth, scope, var)
-        self.foreign: dict[int, tuple] = {}  # handle -> (depth, position)
-        self.scope_stack: list[Scope] = []
+    def __init__(self, canonicalize: bool) -> None:
+        self.canonicalize = canonicalize
+        self.canonicalizer: Canonicalizer | None = None  # made at the first candidate
+        #: handle -> what every use of the variable becomes: a variable, or None when a
+        #: constant is inlined (see :meth:`.canonicalize.Canonicalizer.plan_binding`)
+        self.subst: dict[int, object] = {}
+        #: a substituted variable may stand in an allocation's non-storage argument
+        self.subst_in_alloc = False
+        self.scopes: list[Scope] = []
+        #: handle -> defining scope, of the variables of the nested scopes swept so far
+        self.closed: dict[int, Scope] = {}
+        self.foreign: dict[int, tuple] = {}  # handle -> (depth, position, var)
+        self.stack: list[Scope] = []
+        self.pos_stack: list[int] = []
         self.storage: set[int] = set()
         self.tensors: set[int] = set()
         self.constants: set[int] = set()
         self.null_values: set[int] = set()
         self.killed: set[int] = set()
-        self.tuple_vars: set[int] = set()  # bound to a Tuple literal
-        self.tgi_vars: set[int] = set()  # bound to a TupleGetItem
-        self.needs_canonicalize = False
-        self.candidates: set[int] = set()
-        self.canon_sites: list = []
-        self.touched: set[tuple[int, int]] = set()
-        self.has_dataflow = False
-        self.has_local_function = False
-        self.pos_stack: list[int] = []
         self.op_codes = {ops.op_handle(n): _ALLOC_STORAGE for n in ops.ALLOC_STORAGE}
         self.op_codes.update({ops.op_handle(n): _ALLOC_TENSOR for n in ops.ALLOC_TENSOR})
-        for name in (ops.KILL_TENSOR, ops.KILL_STORAGE, ops.KILL_OBJECT):
+        for name in ops.KILLS:
             self.op_codes[ops.op_handle(name)] = _KILL
         self.op_codes[ops.op_handle(ops.NULL_VALUE)] = _NULL_VALUE
+        if canonicalize:
+            for name in ops.ops_with_attr("FNormalize"):
+                self.op_codes[ops.op_handle(name)] = _FNORMALIZE
+        #: the rebuild rules checked on the way (None: TVM's output is swept, as it is)
+        self.checks: FunctionChecks | None = None
 
     def run(self, func) -> Sweep:
-        root = self.scope(func.body)
+        try:
+            if self.canonicalize:
+                self.checks = FunctionChecks(func)
+                self.checks.function()
+            root = self.scope(func.body, ())
+        except Unsupported:
+            raise NeedsTVMCanonicalization from None
         foreign = {}
-        for h, (depth, pos) in self.foreign.items():
-            _, scope, var = self.defined[h]
-            foreign[h] = (scope.chain[depth], pos, var)
-        return Sweep(
-            root,
-            self.last_use,
-            foreign,
-            self.storage,
-            self.tensors,
-            self.constants,
-            self.null_values,
-            self.killed,
-            self.needs_canonicalize,
-            self.canon_sites,
-            self.touched,
-            self.defined,
-            self.has_dataflow,
-            self.has_local_function,
-        )
+        for h, (depth, pos, var) in self.foreign.items():
+            chain = self.closed[h].chain
+            foreign[h] = (self.scopes[chain[depth]], pos, var)
+        return Sweep(self, root, foreign)
 
     # -- scopes ---------------------------------------------------------------
-    def scope(self, seq) -> Scope:
+    def scope(self, seq, chain: tuple) -> Scope:
+        """Sweep one SeqExpr; the hot path, ``var = f(args)`` with an operator, a global
+        function or an extern function, is written out inline."""
         if type(seq) is not ir.SeqExpr:
+            if self.canonicalize:
+                raise NeedsTVMCanonicalization  # TVM's mutators wrap it in a SeqExpr
             raise BenchkillError(
                 f"malformed IR: expected a SeqExpr body, found {type(seq).__name__}"
             )
-        depth = len(self.pos_stack)
-        self.pos_stack.append(0)
+        depth = len(self.stack)
+        index = len(self.scopes)
         blocks = ir.items(seq.blocks)
-        scope = Scope(seq, blocks, [], [])
-        self.scope_stack.append(scope)
-        scope.chain = list(self.scope_stack)
+        scope = Scope(seq, blocks, depth, index, (*chain, index))
+        self.scopes.append(scope)
+        self.stack.append(scope)
+        pos_stack = self.pos_stack
+        pos_stack.append(0)
+
+        # locals: the loop below runs once per binding
+        array_get, array_size = ir.array_get, ir.array_size
+        var_t, dataflow_var_t, call_t, op_t, global_var_t = (
+            ir.Var,
+            ir.DataflowVar,
+            ir.Call,
+            ir.Op,
+            ir.GlobalVar,
+        )
+        var_binding_t, extern_func_t, leaves = ir.VarBinding, relax.ExternFunc, _LEAVES
+        op_code = self.op_codes.get
+        last, closed, subst = scope.last, self.closed, self.subst
+        storage_add, tensors_add = self.storage.add, self.tensors.add
+        touched = scope.touched
+        vars_append = scope.vars.append
+        use, use_outer = self.use, self.use_outer
+
+        subst_in_alloc = self.subst_in_alloc
         pos = 0
         for block in blocks:
             bindings = ir.items(block.bindings)
             dataflow = type(block) is ir.DataflowBlock
-            if dataflow:
-                self.needs_canonicalize = True
-                self.has_dataflow = True
+            if dataflow and self.canonicalize:
+                raise NeedsTVMCanonicalization  # CanonicalizeBindings rewrites dataflow blocks
             scope.bindings.append(bindings)
             scope.dataflow.append(dataflow)
             for binding in bindings:
-                self.pos_stack[depth] = pos
-                if not self.call_binding(binding, scope, pos, depth):
-                    self.binding(binding, scope, pos, depth)
+                value = binding.value
+                var = binding.var
+                h = var.__chandle__()
+                if type(value) is not call_t or type(binding) is not var_binding_t:
+                    pos_stack[depth] = pos
+                    self.binding(binding, var, value, h, scope, pos)
+                    subst_in_alloc = self.subst_in_alloc
+                    last[h] = None
+                    vars_append(var)
+                    pos += 1
+                    continue
+                op = value.op
+                op_type = type(op)
+                if op_type is op_t:
+                    code = op_code(op.__chandle__(), _PLAIN)
+                elif op_type is global_var_t or op_type is extern_func_t:
+                    code = _PLAIN
+                else:
+                    code = _OTHER
+                if code == _PLAIN:
+                    if subst:
+                        self.substituted_call(value, op, var, scope, pos)
+                    else:
+                        args = value.args
+                        for i in range(array_size(args)):
+                            arg = array_get(args, i)
+                            arg_type = type(arg)
+                            if arg_type is var_t or arg_type is dataflow_var_t:
+                                ah = arg.__chandle__()
+                                if ah in last:
+                                    last[ah] = pos
+                                elif depth or closed:
+                                    use_outer(ah, arg, pos)
+                            elif arg_type not in leaves:
+                                pos_stack[depth] = pos
+                                use(arg)
+                elif code == _ALLOC_TENSOR:
+                    # Only the storage argument can be a killable variable; the offset,
+                    # shape and dtype arguments are prim, shape and dtype values.
+                    args = value.args
+                    arg = array_get(args, 0)
+                    arg_type = type(arg)
+                    if arg_type is var_t or arg_type is dataflow_var_t:
+                        ah = arg.__chandle__()
+                        if subst and ah in subst:
+                            touched.add(pos)
+                            arg = subst[ah]
+                            ah = None if arg is None else arg.__chandle__()
+                        if ah in last:
+                            last[ah] = pos
+                        elif ah is not None and (depth or closed):
+                            use_outer(ah, arg, pos)
+                    else:
+                        pos_stack[depth] = pos
+                        use(arg)
+                    if subst_in_alloc:
+                        self.touch_args(args, scope, pos)
+                    tensors_add(h)
+                elif code == _ALLOC_STORAGE:
+                    storage_add(h)
+                    if subst_in_alloc:
+                        self.touch_args(value.args, scope, pos)
+                else:
+                    pos_stack[depth] = pos
+                    self.binding(binding, var, value, h, scope, pos)
+                    subst_in_alloc = self.subst_in_alloc
+                last[h] = None
+                vars_append(var)
                 pos += 1
+        if len(last) != pos:
+            raise BenchkillError("malformed IR: a variable is bound twice in one scope")
         if scope.first_nested < 0:
             scope.first_nested = pos
-        self.pos_stack[depth] = OUTPUT
-        self.use(seq.body)
-        self.pos_stack.pop()
-        self.scope_stack.pop()
+        pos_stack[depth] = OUTPUT
+        use(seq.body)
+        if self.checks is not None:
+            self.checks.scope(seq, bool(blocks))
+        pos_stack.pop()
+        self.stack.pop()
+        if depth:
+            closed.update(dict.fromkeys(last, scope))
         return scope
 
     # -- bindings -------------------------------------------------------------
-    def call_binding(self, binding, scope: Scope, pos: int, depth: int) -> bool:
-        """The hot path: ``var = op(args)`` with an operator or a global function.
-
-        Handles the bindings that make up nearly all of a lowered function with as
-        few FFI reads as possible; returns False for any other binding.
-        """
-        value = binding.value
-        if type(value) is not ir.Call or type(binding) is not ir.VarBinding:
-            return False
-        op = value.op
-        op_type = type(op)
-        if op_type is ir.Op:
-            code = self.op_codes.get(op.__chandle__(), _PLAIN)
-        elif op_type is ir.GlobalVar:
-            code = _PLAIN
-        else:
-            return False
-        var = binding.var
-        h = var.__chandle__()
-        if code == _ALLOC_STORAGE:
-            self.storage.add(h)
-            if self.candidates:
-                self.touch_args(value, scope, pos)
-        elif code == _ALLOC_TENSOR:
-            # Only the storage argument can be a killable variable; the offset, shape
-            # and dtype arguments are prim, shape and dtype values.
-            self.use_var(ir.array_get(value.args, 0))
-            self.tensors.add(h)
-        elif code == _PLAIN:
-            defined = self.defined
-            last_use = self.last_use
-            array_get = ir.array_get
-            args = value.args
-            for i in range(ir.array_size(args)):
-                arg = array_get(args, i)
-                arg_type = type(arg)
-                if arg_type is ir.Var or arg_type is ir.DataflowVar:
-                    ah = arg.__chandle__()
-                    found = defined.get(ah)
-                    if found is not None:
-                        if found[0] == depth and found[1] is scope:
-                            last_use[ah] = pos
-                            if ah in self.candidates:
-                                self.touched.add((id(scope), pos))
-                        else:
-                            self.use_var(arg)
-                elif arg_type not in _LEAVES:
-                    self.use(arg)
-        else:
-            return False
-        self.defined[h] = (depth, scope, var)
-        scope.defs.append((h, var, pos))
-        return True
-
-    def binding(self, binding, scope: Scope, pos: int, depth: int) -> None:
-        var = binding.var
-        h = var.__chandle__()
-        value = binding.value
+    def binding(self, binding, var, value, h: int, scope: Scope, pos: int) -> None:
+        """Every binding the hot path does not take."""
         kind = type(value)
-        if type(binding) is not ir.VarBinding or kind in _CANDIDATE_VALUES:
-            self.candidates.add(h)
-            self.canon_sites.append((binding, scope, pos))
-        if type(binding) is not ir.VarBinding:  # MatchCast
-            self.needs_canonicalize = True
-            self.use(value)
+        is_var_binding = type(binding) is ir.VarBinding
+        if self.canonicalize and (not is_var_binding or kind in _CANDIDATE_VALUES):
+            canonicalizer = self.canonicalizer
+            if canonicalizer is None:
+                canonicalizer = self.canonicalizer = Canonicalizer(
+                    _Bound(self.stack, self.closed), self.checks.func.params
+                )
+            removed, replacement, ty = canonicalizer.plan_binding(binding, var, value, h)
+            if replacement is not None:
+                self.substitute(h, replacement, ty)
+            if removed:
+                scope.removed.add(pos)
+                return  # its uses are gone with it
+        if not is_var_binding:  # MatchCast
+            self.use_value(value)
         elif kind is ir.Call:
-            # Allocations and plain calls took the hot path (call_binding); what is
-            # left here: null_value, the kills, and calls of a variable or ExternFunc.
+            # Allocations and plain calls took the hot path; what is left here:
+            # null_value, the kills, and calls of a variable.
             op = value.op
             code = self.op_codes.get(op.__chandle__(), _PLAIN) if type(op) is ir.Op else _PLAIN
             if code == _NULL_VALUE:
                 self.null_values.add(h)
             elif code == _KILL:
-                target = _kill_target(value)
-                self.killed.add(target)
-                if target in self.candidates:
-                    self.touched.add((id(scope), pos))
+                self.killed.add(self.kill_target(value, scope, pos))
             else:
-                self.use(value)
+                self.use_value(value)
         elif kind is ir.If:
-            self.nested(scope, pos)
+            if self.checks is not None:
+                self.checks.if_binding(var, value)
+            if scope.first_nested < 0:
+                scope.first_nested = pos
             self.use(value.cond)
-            scope.children[pos] = [self.scope(value.true_branch), self.scope(value.false_branch)]
+            chain = scope.chain
+            scope.children[pos] = [
+                self.scope(value.true_branch, chain),
+                self.scope(value.false_branch, chain),
+            ]
         elif kind is ir.GenericConst:
-            self.constants.add(h)
-            self.needs_canonicalize = True  # uses of a constant variable are inlined
-        elif kind is ir.Var or kind is ir.DataflowVar:
-            self.needs_canonicalize = True  # trivial rebinding
-            self.use_var(value)
-        elif kind is ir.Tuple:
-            self.tuple_vars.add(h)
-            fields = value.fields
-            if ir.array_size(fields):
-                first = ir.array_get(fields, 0)
-                if type(first) is ir.TupleGetItem or (
-                    type(first) in (ir.Var, ir.DataflowVar) and first.__chandle__() in self.tgi_vars
-                ):
-                    self.needs_canonicalize = True  # may be a copy of an earlier tuple
-            self.use(value)
-        elif kind is ir.TupleGetItem:
-            self.tgi_vars.add(h)
-            tup = value.tuple_value
-            if type(tup) is ir.Tuple or (
-                type(tup) in (ir.Var, ir.DataflowVar) and tup.__chandle__() in self.tuple_vars
-            ):
-                self.needs_canonicalize = True  # item of a known tuple
-            self.use(tup)
+            if type(value.ty) is ir.TensorType:  # TVM's pass kills an R.dtype variable
+                self.constants.add(h)
         elif kind is ir.Function or kind is ir.SeqExpr:
-            self.needs_canonicalize = True
-            self.has_local_function = True
-            self.nested(scope, pos)
+            if self.canonicalize:
+                raise NeedsTVMCanonicalization  # a local function
+            if scope.first_nested < 0:
+                scope.first_nested = pos
             body = value.body if kind is ir.Function else value
-            scope.children[pos] = [self.scope(body)]
+            scope.children[pos] = [self.scope(body, scope.chain)]
         else:
-            self.use(value)
-        self.defined[h] = (depth, scope, var)
-        scope.defs.append((h, var, pos))
+            self.use_value(value)
 
-    def touch_args(self, call, scope: Scope, pos: int) -> None:
-        """Mark the binding if a call argument the sweep does not visit is a candidate
-        of canonicalization (e.g. a dtype constant bound to a variable)."""
-        for arg in ir.items(call.args):
-            if ir.is_var(arg) and arg.__chandle__() in self.candidates:
-                self.touched.add((id(scope), pos))
+    def substituted_call(self, value, op, var, scope: Scope, pos: int) -> None:
+        """The hot path's loop over a call's arguments once canonicalization substitutes
+        variables: uses are recorded as uses of the replacements, and when only variables
+        are replaced by variables the new arguments are kept for the rebuild
+        (``Scope.rebuilt``), which then needs no second read of the call."""
+        subst, last = self.subst, scope.last
+        array_get = ir.array_get
+        args = value.args
+        new_args = []
+        changed, simple = False, True
+        for i in range(ir.array_size(args)):
+            arg = array_get(args, i)
+            arg_type = type(arg)
+            if arg_type is ir.Var or arg_type is ir.DataflowVar:
+                ah = arg.__chandle__()
+                if ah in subst:
+                    changed = True
+                    arg = subst[ah]
+                    if arg is None:  # a constant is inlined: the canonicalizer rebuilds
+                        simple = False
+                        continue
+                    ah = arg.__chandle__()
+                if ah in last:
+                    last[ah] = pos
+                else:
+                    self.use_outer(ah, arg, pos)
+            elif arg_type not in _LEAVES:
+                self.pos_stack[-1] = pos
+                self.use(arg)
+                simple = False
+            new_args.append(arg)
+        if changed:
+            scope.touched.add(pos)
+            if simple:
+                scope.rebuilt[pos] = (value, op, var, new_args)
 
-    @staticmethod
-    def nested(scope: Scope, pos: int) -> None:
-        if scope.first_nested < 0:
-            scope.first_nested = pos
+    def substitute(self, h: int, replacement, ty) -> None:
+        """Every later use of variable ``h`` is a use of ``replacement`` (a variable or a
+        constant, which holds none) of type ``ty``."""
+        self.subst[h] = replacement if ir.is_var(replacement) else None
+        if type(ty) not in _NEVER_ALLOC_ARGS:
+            self.subst_in_alloc = True
+
+    def kill_target(self, call, scope: Scope, pos: int) -> int:
+        """Handle of the variable a pre-existing kill names (after canonicalization)."""
+        args = call.args
+        n = ir.array_size(args)
+        if n != 1:
+            raise BenchkillError(
+                f"malformed IR: {call.op.name} should have one argument, but has {n}"
+            )
+        target = ir.array_get(args, 0)
+        if not ir.is_var(target):
+            raise BenchkillError(
+                f"malformed IR: non-normalized kill argument in {call.op.name}"
+                f"({type(target).__name__}); a kill must name a variable"
+            )
+        if self.checks is not None and is_void_var(target):
+            raise NeedsTVMCanonicalization  # rule 5b: TVM's Normalizer replaces the use
+        h = target.__chandle__()
+        if self.subst and h in self.subst:
+            target = self.subst[h]
+            if target is None:  # a kill of a constant: let TVM's canonicalization decide
+                raise NeedsTVMCanonicalization
+            scope.touched.add(pos)
+            h = target.__chandle__()
+        return h
+
+    def touch_args(self, args, scope: Scope, pos: int) -> None:
+        """Mark the binding if an argument the hot path skips is substituted (e.g. a dtype
+        constant bound to a variable)."""
+        subst = self.subst
+        for arg in ir.items(args):
+            if ir.is_var(arg) and arg.__chandle__() in subst:
+                scope.touched.add(pos)
 
     # -- uses -----------------------------------------------------------------
-    def use_var(self, var) -> None:
-        if type(var) is ir.Var or type(var) is ir.DataflowVar:
-            h = var.__chandle__()
-            defined = self.defined.get(h)
-            if defined is None:
-                return  # a parameter
-            depth, scope, _ = defined
-            stack = self.scope_stack
-            if h in self.candidates:
-                self.touched.add((id(stack[-1]), self.pos_stack[-1]))
-            if depth < len(stack) and stack[depth] is scope:
-                self.last_use[h] = self.pos_stack[depth]
-            else:
-                self.use_outside_scope(h, scope)
-        else:
-            self.use(var)
+    def use_outer(self, h: int, var, pos: int) -> None:
+        """A use, at ``pos`` of the current scope, of a variable not bound in it."""
+        self.pos_stack[-1] = pos
+        stack = self.stack
+        for depth in range(len(stack) - 2, -1, -1):
+            last = stack[depth].last
+            if h in last:
+                last[h] = self.pos_stack[depth]
+                return
+        scope = self.closed.get(h)
+        if scope is not None:
+            self.use_outside_scope(h, var, scope)
+        # else a parameter
 
-    def use_outside_scope(self, h: int, scope: Scope) -> None:
-        stack = self.scope_stack
+    def use_var(self, var) -> None:
+        h = var.__chandle__()
+        subst = self.subst
+        if subst and h in subst:
+            self.stack[-1].touched.add(self.pos_stack[-1])
+            var = subst[h]
+            if var is None:
+                return  # a constant is inlined
+            h = var.__chandle__()
+        last = self.stack[-1].last
+        if h in last:
+            last[h] = self.pos_stack[-1]
+        else:
+            self.use_outer(h, var, self.pos_stack[-1])
+
+    def use_outside_scope(self, h: int, var, scope: Scope) -> None:
+        stack = self.stack
+        chain = scope.chain
         common = 0
-        while common + 1 < min(len(stack), len(scope.chain)) and (
-            stack[common + 1] is scope.chain[common + 1]
+        while common + 1 < min(len(stack), len(chain)) and (
+            stack[common + 1].index == chain[common + 1]
         ):
             common += 1
         previous = self.foreign.get(h)
         if previous is not None and previous[0] < common:
             common = previous[0]
-        self.foreign[h] = (common, self.pos_stack[common])
+        self.foreign[h] = (common, self.pos_stack[common], var)
 
-    def use(self, expr) -> None:
-        """Record uses of the variables in a leaf-or-call expression."""
+    def use_value(self, expr) -> None:
+        """Record uses of the variables in a binding's value (a call or an item may be one)."""
         kind = type(expr)
-        if kind is ir.Var or kind is ir.DataflowVar:
-            self.use_var(expr)
-        elif kind is ir.Call:
+        if kind is ir.Call:
             op = expr.op
             if type(op) is not ir.Op:
                 self.use(op)
+            elif self.checks is not None and self.op_codes.get(op.__chandle__()) == _FNORMALIZE:
+                raise NeedsTVMCanonicalization  # rule 5: FNormalize may rewrite it or raise
             args = expr.args
             for i in range(ir.array_size(args)):
-                arg = ir.array_get(args, i)
-                if type(arg) is ir.Var:
-                    self.use_var(arg)
-                else:
-                    self.use(arg)
+                self.use(ir.array_get(args, i))
+        elif kind is ir.TupleGetItem:
+            self.use(expr.tuple_value)
+        else:
+            self.use(expr)
+
+    def use(self, expr) -> None:
+        """Record uses of the variables in a leaf expression or a tuple of them (an argument,
+        a field, a condition, a result)."""
+        kind = type(expr)
+        if kind is ir.Var or kind is ir.DataflowVar:
+            self.use_var(expr)
         elif kind is ir.Tuple:
             fields = expr.fields
             for i in range(ir.array_size(fields)):
                 self.use(ir.array_get(fields, i))
-        elif kind is ir.TupleGetItem:
-            self.use(expr.tuple_value)
+        elif kind is ir.Call or kind is ir.TupleGetItem:
+            if self.checks is not None:
+                raise NeedsTVMCanonicalization  # not normalized: TVM binds it to a new Var
+            self.use_value(expr)
         elif kind is ir.If or kind is ir.SeqExpr or kind is ir.Function:
+            if self.checks is not None:
+                raise NeedsTVMCanonicalization  # not normalized
             raise BenchkillError(
                 f"malformed IR: a {kind.__name__} nested inside an expression (not normalized)"
             )
-
-
-def _kill_target(call) -> int:
-    args = call.args
-    n = ir.array_size(args)
-    if n != 1:
-        raise BenchkillError(f"malformed IR: {call.op.name} should have one argument, but has {n}")
-    target = ir.array_get(args, 0)
-    if type(target) is not ir.Var and type(target) is not ir.DataflowVar:
-        raise BenchkillError(
-            f"malformed IR: non-normalized kill argument in {call.op.name}"
-            f"({type(target).__name__}); a kill must name a variable"
-        )
-    return target.__chandle__()

@@ -1,12 +1,16 @@
-"""Step 2 of the pass: decide which kills go after which binding.
+"""Step 2 of the pass: decide which kills go after which binding, and make them.
 
 Rules of TVM's ``CollectLastUsage`` (apache-tvm 0.27, with the null_value fix):
 a variable bound in a scope is killed after the binding that uses it last, unless
 it is the scope's result, already killed, or not held in a VM register (constants,
-``R.null_value()`` results, FuncType, ShapeType and PrimType values).  Storage gets
-``kill_storage``, tensors ``kill_tensor`` and other register objects
-``R.vm.kill_object``; after one binding the kills come in that order (tensors,
-storage, objects), each group in the order the variables were bound.
+``R.null_value()`` results, FuncType, ShapeType and PrimType values).  Storage (known by
+its operator, ``alloc_storage``) gets ``kill_storage``; any other variable is classified
+by its type, as ``kill_after_last_use.cc:120-131`` does: a TensorType variable gets
+``kill_tensor`` (an ``alloc_tensor`` result annotated ``R.Object`` gets
+``R.vm.kill_object``), other register objects ``R.vm.kill_object``; after one binding
+the kills come in that order (tensors, storage, objects), each group in the order the
+variables were bound.  A used variable of void type sends the function to the fallback
+(rule 5b of :mod:`.canonicalize`).
 
 TVM-compatible mode also reproduces a quirk of TVM's ``KillInserter``: visiting a
 nested scope (an ``If`` branch or a local function) clears its table of last uses,
@@ -15,74 +19,149 @@ so a scope gets no kill at or after its first binding that holds a nested scope.
 The beyond-TVM mode instead kills after the binding that holds the last use, in the
 scope that binds the variable, or for a variable used outside that scope (see
 :mod:`.last_use`), in the innermost scope that holds the binding and all its uses.
+
+The kill bindings are built here, typed as TVM's BlockBuilder types them: the call
+and its variable ``_`` get the void type ``R.Tuple()`` (printed ``None``), set by the
+constructors, so nothing needs normalizing afterwards.  Each kill is one integer key
+``(position, kind, order)`` until then, sorted once per scope: no container per kill.
 """
 
 from __future__ import annotations
 
+import bisect
 import sys
+from functools import cache
 
-from benchkill.passes.last_use import OUTPUT, Sweep
+import tvm.ir._ffi_api as _ir_api
+import tvm.relax._ffi_api as _relax_api
+import tvm_ffi
+from tvm import relax
+
+from benchkill.passes.last_use import NeedsTVMCanonicalization, Sweep
 from benchkill.relax import ffi as ir
+from benchkill.relax import ops
+
+#: kill operator of each slot: 0 kill_tensor, 1 kill_storage, 2 kill_object
+_SLOTS = 3
+
+
+@cache
+def _kill_makers() -> tuple:
+    """(void type, kill operators by slot, an empty Array, and the Var, DataflowVar, Call
+    and VarBinding constructors).  An empty Array made once costs nothing per call; a
+    Python ``[]`` is converted at each call."""
+    void = relax.TupleType([])
+    kill_ops = tuple(ops.get_op(name) for name in ops.KILLS)
+    empty = tvm_ffi.convert([])
+    return (
+        void,
+        kill_ops,
+        empty,
+        _ir_api.Var,
+        _relax_api.DataflowVar,
+        _ir_api.Call,
+        ir.make_var_binding,
+    )
 
 
 def plan_kills(
     sweep: Sweep, *, exclude_null_value: bool, tvm_compatible: bool
-) -> dict[int, dict[int, tuple[list, list, list]]]:
-    """Map ``id(scope) -> position -> (tensors, storage, objects)`` to kill after it.
-
-    The kills after one binding are emitted in that order: ``kill_tensor`` for the
-    tensors, ``kill_storage`` for the storage, ``R.vm.kill_object`` for the objects.
-    """
-    skip = set(sweep.killed) | sweep.constants  # never killed (again)
+) -> dict[int, tuple[list[int], list]]:
+    """Map ``scope index -> (positions, kills)``: the kill bindings to insert into the
+    scope, in order, and the position of the binding each one follows (ascending)."""
+    skip = sweep.killed | sweep.constants  # never killed (again)
     if exclude_null_value:
         skip |= sweep.null_values
     storage = sweep.storage
-    tensors = sweep.tensors
     foreign = {} if tvm_compatible else sweep.foreign
-    last_use = sweep.last_use
-    # scope id -> position -> (tensors, storage, objects)
-    groups: dict[int, dict[int, tuple[list, list, list]]] = {}
-
-    def slot_of(h: int, var) -> int:
-        """0: kill_tensor, 1: kill_storage, 2: kill_object, -1: no kill."""
-        if h in storage:
-            return 1
-        if h in tensors:
-            return 0
-        ty = type(var.ty)
-        if ty is ir.TensorType:
-            return 0
-        if ty is ir.ShapeType or ty is ir.PrimType or ty is ir.FuncType:
-            return -1
-        return 2
-
-    stack = [sweep.root]
-    while stack:
-        scope = stack.pop()
-        for children in scope.children.values():
-            stack.extend(children)
-        limit = scope.first_nested if tvm_compatible else sys.maxsize
-        at: dict[int, tuple[list, list, list]] = {}
-        for h, var, _pos in scope.defs:
-            pos = last_use.get(h)
-            if pos is None or pos < 0 or pos >= limit or h in skip or h in foreign:
-                continue
-            slot = 1 if h in storage else 0 if h in tensors else slot_of(h, var)
-            if slot >= 0:
-                group = at.get(pos)
-                if group is None:
-                    group = at[pos] = ([], [], [])
-                group[slot].append(var)
-        if at:
-            groups[id(scope)] = at
+    tensor_type, no_kill_types = ir.TensorType, (ir.ShapeType, ir.PrimType, ir.FuncType)
+    # foreign kills, by the scope that gets them
+    extra: dict[int, list[tuple[int, int, object]]] = {}
     for h, (scope, pos, var) in foreign.items():
-        if pos != OUTPUT and h not in skip:
-            slot = slot_of(h, var)
-            if slot >= 0:
-                at = groups.setdefault(id(scope), {})
-                group = at.get(pos)
-                if group is None:
-                    group = at[pos] = ([], [], [])
-                group[slot].append(var)
+        if pos >= 0 and h not in skip:
+            extra.setdefault(scope.index, []).append((h, pos, var))
 
-    return groups
+    plans = {}
+    for scope in sweep.scopes:
+        limit = scope.first_nested if tvm_compatible else sys.maxsize
+        variables = scope.vars
+        outside = extra.get(scope.index, ())
+        # key = (pos * 3 + slot) * stride + order: sorting the keys sorts the kills
+        stride = len(variables) + len(outside) + 1
+        keys = []
+        append = keys.append
+        for order, (h, pos) in enumerate(scope.last.items()):
+            if pos is None or h in skip or (foreign and h in foreign):
+                continue
+            if h in storage:
+                slot = 1
+            else:  # by the variable's type, alloc_tensor results too (TVM's rule)
+                var_ty = variables[order].ty
+                ty = type(var_ty)
+                if ty is tensor_type:
+                    slot = 0
+                elif ty in no_kill_types:
+                    continue
+                else:
+                    if ty is tuple_type and _void_use(variables[order], var_ty):
+                        raise NeedsTVMCanonicalization  # TVM replaces its uses by R.tuple()
+                    slot = 2
+            if pos < 0 or pos >= limit:
+                continue
+            append((pos * _SLOTS + slot) * stride + order)
+        if outside:
+            variables = [*variables, *(var for _, _, var in outside)]
+            for i, (h, pos, var) in enumerate(outside):
+                slot = 1 if h in storage else _slot_of_type(var)
+                if slot >= 0:
+                    append((pos * _SLOTS + slot) * stride + len(scope.vars) + i)
+        if keys:
+            keys.sort()
+            plans[scope.index] = _make_kills(scope, keys, stride, variables)
+    return plans
+
+
+def _slot_of_type(var) -> int:
+    var_ty = var.ty
+    ty = type(var_ty)
+    if ty is ir.TensorType:
+        return 0
+    if ty is ir.ShapeType or ty is ir.PrimType or ty is ir.FuncType:
+        return -1
+    if ty is tuple_type and _void_use(var, var_ty):
+        raise NeedsTVMCanonicalization
+    return 2
+
+
+tuple_type = relax.TupleType
+
+
+def _void_use(var, var_ty) -> bool:
+    """A used Var of void type ``R.Tuple()``: TVM's Normalizer replaces each of its uses by
+    ``R.tuple()`` (a DataflowVar is left alone), which benchkill does not reproduce."""
+    return type(var) is ir.Var and not ir.array_size(var_ty.fields)
+
+
+def _make_kills(scope, keys: list[int], stride: int, variables: list) -> tuple[list[int], list]:
+    void, kill_ops, empty, new_var, new_dataflow_var, new_call, new_binding = _kill_makers()
+    positions: list[int] = []
+    kills: list = []
+    add_position, add_kill = positions.append, kills.append
+    block_kinds = scope.dataflow
+    has_dataflow = True in block_kinds
+    if has_dataflow:  # kills in a dataflow block bind DataflowVars
+        starts, total = [], 0
+        for bindings in scope.bindings:
+            starts.append(total)
+            total += len(bindings)
+    for key in keys:
+        rest, order = divmod(key, stride)
+        pos, slot = divmod(rest, _SLOTS)
+        if has_dataflow and block_kinds[bisect.bisect_right(starts, pos) - 1]:
+            make_var = new_dataflow_var
+        else:
+            make_var = new_var
+        call = new_call(void, kill_ops[slot], (variables[order],), None, empty, None)
+        add_kill(new_binding(make_var("_", void, None), call, None))
+        add_position(pos)
+    return positions, kills

@@ -1,70 +1,106 @@
-"""Step 3 of the pass: rebuild the function with the planned kills.
+"""Step 3 of the pass: rebuild the function with the planned kills and canonicalization.
 
-Every binding and block that does not change is reused as it is.  Like TVM's
+Every binding and block that does not change is reused as it is, and runs of unchanged
+bindings are copied as list slices: the Python work is per change (a kill, a
+canonicalized or removed binding, a rebuilt ``If``), not per binding.  Like TVM's
 ExprMutator and BlockBuilder, each SeqExpr drops empty binding blocks and merges
-adjacent blocks of one kind.  New nodes are built
-with the raw FFI constructors; the kills are typed by :meth:`KillFactory.finish`.
+adjacent blocks of one kind.  New nodes are built with the raw FFI constructors.
 """
 
 from __future__ import annotations
 
+import bisect
 from itertools import pairwise
 
-from benchkill.passes.last_use import Scope
+from benchkill.passes.last_use import OUTPUT, Scope, Sweep
 from benchkill.relax import ffi as ir
 
+_NEVER = 1 << 62  # a position after every binding
 
-def rewrite_function(func, root: Scope, plan: dict, kill_factory: ir.KillFactory):
-    """``func`` with the kills of ``plan`` inserted, or ``func`` itself if none."""
-    body = _rewrite_scope(root, plan, kill_factory)
+
+def rewrite_function(func, sweep: Sweep, plan: dict):
+    """``func`` with the kills of ``plan`` inserted and the canonicalization of ``sweep``
+    applied, or ``func`` itself if neither changes anything."""
+    body = _rewrite_scope(sweep.root, plan, sweep.canonicalizer)
     if body is None:
         return func
-    kill_factory.finish()
     return ir.make_function(func.params, body, func.ret_ty, func.is_pure, func.attrs, func.span)
 
 
-def _rewrite_scope(scope: Scope, plan: dict, make_kill: ir.KillFactory):
+def _rewrite_scope(scope: Scope, plan: dict, canon):
     """The new SeqExpr of ``scope``, or None when nothing in it changes."""
     new_children = {}
     for pos, children in scope.children.items():
-        rewritten = [_rewrite_scope(child, plan, make_kill) for child in children]
+        rewritten = [_rewrite_scope(child, plan, canon) for child in children]
         if any(r is not None for r in rewritten):
             new_children[pos] = [
                 child.seq if r is None else r for child, r in zip(children, rewritten, strict=True)
             ]
-    kills = plan.get(id(scope), {})
+    kill_pos, kills = plan.get(scope.index, ((), ()))
+    touched, removed = scope.touched, scope.removed
     kinds = [
         dataflow
         for bindings, dataflow in zip(scope.bindings, scope.dataflow, strict=True)
         if bindings
     ]
     irregular = len(kinds) < len(scope.bindings) or any(a == b for a, b in pairwise(kinds))
-    if not kills and not new_children and not irregular:
+    if not kills and not new_children and not touched and not removed and not irregular:
         return None
 
+    # positions whose binding changes (kills only follow a binding)
+    special = sorted({*touched, *removed, *new_children} - {OUTPUT})
+    n_kills, n_special = len(kill_pos), len(special)
+    ki = si = 0
     # (dataflow, original block or None, bindings): adjacent blocks of one kind merged,
     # as TVM's BlockBuilder does when its ExprMutator rebuilds a SeqExpr
     merged: list[list] = []
-    pos = 0
+    start = 0
     for block, bindings, dataflow in zip(scope.blocks, scope.bindings, scope.dataflow, strict=True):
-        if not bindings:
-            continue
-        end = pos + len(bindings)
-        if not any(p in kills or p in new_children for p in range(pos, end)):
+        end = start + len(bindings)
+        next_kill = kill_pos[ki] if ki < n_kills else _NEVER
+        next_special = special[si] if si < n_special else _NEVER
+        if next_kill >= end and next_special >= end:
             out = bindings
-            pos = end
+        elif next_special >= end:  # kills only: copy the runs between them as slices
+            stop = bisect.bisect_left(kill_pos, end, ki)
+            out = []
+            extend, append = out.extend, out.append
+            copied = 0  # bindings[:copied] are in ``out``
+            for j in range(ki, stop):
+                after = kill_pos[j] - start + 1
+                if after > copied:
+                    extend(bindings[copied:after])
+                    copied = after
+                append(kills[j])
+            extend(bindings[copied:])
+            ki = stop
+            block = None
         else:
             out = []
-            append = out.append
-            for binding in bindings:
-                if pos in new_children:
-                    binding = _rebuild_binding(binding, new_children[pos])
-                append(binding)
-                group = kills.get(pos)
-                if group is not None:
-                    out.extend(make_kill.kills(group, dataflow))
-                pos += 1
+            copied = start  # bindings before this position are in ``out``
+            while True:
+                pos = min(next_kill, next_special)
+                if pos >= end:
+                    break
+                if pos >= copied:
+                    out.extend(bindings[copied - start : pos - start])
+                    binding = bindings[pos - start]
+                    if pos == next_special:
+                        si += 1
+                        next_special = special[si] if si < n_special else _NEVER
+                        binding = _changed(binding, pos, scope, new_children.get(pos), canon)
+                    if binding is not None:
+                        out.append(binding)
+                    copied = pos + 1
+                while next_kill == pos:
+                    out.append(kills[ki])
+                    ki += 1
+                    next_kill = kill_pos[ki] if ki < n_kills else _NEVER
+            out.extend(bindings[copied - start :])
             block = None
+        start = end
+        if not out:
+            continue
         if merged and merged[-1][0] == dataflow:
             merged[-1][1] = None
             merged[-1][2] = merged[-1][2] + out
@@ -77,9 +113,23 @@ def _rewrite_scope(scope: Scope, plan: dict, make_kill: ir.KillFactory):
         for dataflow, block, out in merged
     ]
     seq = scope.seq
-    new_seq = ir.make_seq_expr(blocks, seq.body, seq.span)
+    body = canon.expr(seq.body) if OUTPUT in touched else seq.body
+    new_seq = ir.make_seq_expr(blocks, body, seq.span)
     ir.update_type(new_seq, seq.ty)
     return new_seq
+
+
+def _changed(binding, pos: int, scope: Scope, new_bodies, canon):
+    """The binding at ``pos`` after canonicalization and its nested rebuild (None: removed)."""
+    if pos in scope.removed:
+        return None
+    rebuilt = scope.rebuilt.get(pos)
+    if rebuilt is not None:  # variables replaced by variables, as the sweep read them
+        call, op, var, args = rebuilt
+        return canon.call_binding(var, call, op, args, binding.span)
+    if pos in scope.touched:
+        return canon.apply_binding(binding, True, new_bodies)
+    return _rebuild_binding(binding, new_bodies)
 
 
 def _rebuild_binding(binding, new_bodies: list):

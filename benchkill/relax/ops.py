@@ -56,6 +56,17 @@ def role_of_handle() -> dict[int, str]:
     return {op_handle(name): role for name, role in ROLES.items()}
 
 
+@cache
+def ops_with_attr(attr: str) -> tuple[str, ...]:
+    """Names of the registered operators that have the attribute ``attr`` (for example
+    ``"FNormalize"``), asked of TVM once per process: discovered, never listed here."""
+    import tvm
+
+    return tuple(
+        sorted(n for n in tvm.ir.Op.list_op_names() if tvm.ir.Op.get(n).get_attr(attr) is not None)
+    )
+
+
 def op_name(call) -> str | None:
     """The operator name of a Relax call, or None when it calls something else."""
     import tvm

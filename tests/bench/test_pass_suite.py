@@ -57,13 +57,51 @@ def test_interleave_rejects_bad_repeats(bad):
 
 
 def test_budget_repeats_fits_the_budget_within_bounds():
-    rounds = budget_repeats(10.0, minimum=3, maximum=15)
-    assert rounds({"a": (1.0,), "b": (1.5,)}) == 4  # 10 / 2.5
-    assert rounds({"a": (0.01,)}) == 15
-    assert rounds({"a": (60.0,)}) == 3
-    assert rounds({"a": (0.0,)}) == 15
+    budget = budget_repeats(10.0, minimum=3, maximum=15)
+    assert budget.rounds(2.5) == 4  # 10 / 2.5
+    assert budget.rounds(0.01) == 15
+    assert budget.rounds(60.0) == 3
+    assert budget.rounds(0.0) == 15
     with pytest.raises(BenchkillError):
         budget_repeats(1.0, minimum=5, maximum=2)
+
+
+def test_interleave_with_a_budget_decides_the_rounds_after_the_first():
+    calls = []
+    functions = {name: (lambda name=name: calls.append(name)) for name in "ab"}
+    # each run takes 1 s: the first round takes 2 s, 7 s hold 3 rounds in all
+    result = interleave(functions, repeats=budget_repeats(7.0, 2, 10), clock=FakeClock(1.0))
+    assert result.samples == {"a": (1.0,) * 3, "b": (1.0,) * 3}
+    assert calls == ["a", "b"] * 4  # warm-up and three rounds
+
+
+def test_a_function_with_its_own_budget_stops_before_going_over():
+    functions = {"fast": lambda: None, "slow": lambda: None}
+    result = interleave(
+        functions,
+        repeats=5,
+        clock=FakeClock(1.0),  # every run takes 1 s
+        cpu_clock=FakeClock(0.25),
+        budgets={"slow": 2.5},
+    )
+    assert result.samples["fast"] == (1.0,) * 5
+    assert result.samples["slow"] == (1.0, 1.0)  # a third would make 3 s
+    assert result.cpu_samples["slow"] == (0.25, 0.25)
+    # at least one round, even over the budget
+    result = interleave(functions, repeats=3, clock=FakeClock(1.0), budgets={"slow": 0.1})
+    assert result.samples["slow"] == (1.0,)
+
+
+def test_interleave_traces_the_first_warmup_run():
+    result = interleave(
+        {"big": lambda: bytearray(3_000_000), "none": lambda: None},
+        repeats=1,
+        warmup=2,
+        trace_memory=True,
+    )
+    assert result.peak_memory["big"] >= 3_000_000
+    assert result.peak_memory["none"] < 100_000
+    assert interleave({"x": lambda: None}, repeats=1).peak_memory is None
 
 
 def test_peak_python_memory_sees_a_python_allocation():
@@ -82,9 +120,13 @@ def test_suite_is_registered():
 def test_cases_cover_families_and_sizes_with_unique_keys():
     full = ps.cases(quick=False)
     assert {(c.params["family"], c.params["bindings"]) for c in full} == {
-        (f, b) for f in FAMILIES for b in ps.SIZES
-    }
+        (f, b) for f in FAMILIES if f != "model" for b in ps.SIZES
+    } | {("model", b) for b in ps.MODEL_SIZES}
+    assert set(ps.GENERATED) | {"model"} == set(FAMILIES)
+    sizes = [c.params["bindings"] for c in full]
+    assert sizes == sorted(sizes)  # smallest first
     assert len({c.key for c in full}) == len(full)
+    assert ps.min_repeats(600_000) < ps.min_repeats(3_000)  # the largest sampled fewer times
     chain_3k = next(
         c for c in full if (c.params["family"], c.params["bindings"]) == ("chain", 3000)
     )
@@ -110,7 +152,8 @@ def test_run_case_records_with_a_fake_clock():
         ("benchkill", ps.SPEEDUP)
     }
     # every clock reading advances 1 s, so a run "takes" 1 s; three runs per round
-    # -> budget 6 s / 3 s = 2 rounds, raised to the minimum of 3
+    # -> budget 5 s / 3 s = 1 round, raised to the minimum of 3 (the naive port: 3 s fit
+    # its budget of 3 s)
     for impl in ps.IMPLS:
         time_record = by[(impl, ps.TIME)]
         assert time_record.samples == (1.0, 1.0, 1.0)
@@ -121,10 +164,26 @@ def test_run_case_records_with_a_fake_clock():
         cpu_record = by[(impl, ps.CPU_TIME)]
         assert cpu_record.samples == (0.5, 0.5, 0.5) and cpu_record.unit == "seconds"
         memory = by[(impl, ps.MEMORY)]
-        assert memory.unit == "bytes" and len(memory.samples) == 1 and memory.samples[0] > 0
+        assert memory.unit == "bytes" and len(memory.samples) == 1
+    assert by[("benchkill", ps.MEMORY)].samples[0] > 0  # its sweep's dicts and wrappers
     speedup = by[("benchkill", ps.SPEEDUP)]
     assert speedup.unit == "ratio" and speedup.samples == (1.0, 1.0, 1.0)
     assert all(r.extra["bindings_actual"] > 0 and r.suite == "pass" for r in records)
+
+
+def test_naive_stops_at_its_budget(monkeypatch):
+    monkeypatch.setattr(ps, "NAIVE_BUDGET_SECONDS", 1.5)
+    by = _by(ps.run_case(ps.case("chain", 30), clock=FakeClock(1.0)))
+    assert len(by[("naive", ps.TIME)].samples) == 1  # a second would make 2 s
+    assert len(by[("tvm", ps.TIME)].samples) == 3
+
+
+def test_model_case_runs_on_a_real_decoder():
+    spec = ps.case("model", 300)
+    assert spec.params["n_ops"] == 5  # layers
+    records = ps.run_case(spec, clock=FakeClock(), naive_max_bindings=0)
+    assert all(r.status == OK for r in records), [r.error for r in records]
+    assert {r.extra["bindings_actual"] for r in records} == {330}
 
 
 def test_naive_is_left_out_above_its_cap():

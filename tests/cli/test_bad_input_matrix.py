@@ -294,6 +294,25 @@ MATRIX = [
     ("memory: runs 0", ["memory", "--workload", "chain", "--runs", "0"], "at least 1"),
     ("memory: top text", ["memory", "--workload", "chain", "--top", "x"], "expected an integer"),
     ("memory: set without =", ["memory", "--workload", "chain", "--set", "n"], "NAME=VALUE"),
+    # --- equivalence -------------------------------------------------------------------
+    ("equivalence: missing", ["equivalence", "missing.py"], "no such file or directory"),
+    ("equivalence: no module", ["equivalence", "notmodule.py", "empty.py"], "no Relax modules"),
+    ("equivalence: unreadable", ["equivalence", "binary.py", "truncated.py"], "no Relax modules"),
+    (
+        "equivalence: stages",
+        ["equivalence", "module.py", "--stages", "lowered,bogus"],
+        "comma-separated list of as-written, lowered, rekilled",
+    ),
+    ("equivalence: no stage", ["equivalence", "module.py", "--stages", ","], "comma-separated"),
+    ("equivalence: jobs 0", ["equivalence", "module.py", "--jobs", "0"], "at least 1"),
+    ("equivalence: timeout 0", ["equivalence", "module.py", "--timeout", "0"], "above 0"),
+    ("equivalence: opt level", ["equivalence", "module.py", "--opt-level", "-1"], "at least 0"),
+    ("equivalence: diffs is a file", ["equivalence", "module.py", "--diffs", "afile"], "not a dir"),
+    (
+        "equivalence: diffs is the input",
+        ["equivalence", "module.py", "--diffs", "module.py"],
+        "is an input",
+    ),
     # --- the command line itself --------------------------------------------------------
     ("unknown command", ["frobnicate"], "invalid choice: 'frobnicate'"),
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tvm
+import tvm_ffi
 from tvm import relax
 from tvm.script import ir as I
 from tvm.script import relax as R
@@ -258,16 +259,16 @@ class CanonicalizableInBranches:
 
 
 def _count_tvm_canonicalizations(monkeypatch) -> list:
-    from benchkill.passes import canonicalize
+    from benchkill.passes import fallback
 
     calls = []
-    original = canonicalize.canonicalize_with_tvm
+    original = fallback.kill_function
 
-    def counting(func):
+    def counting(func, **modes):
         calls.append(func)
-        return original(func)
+        return original(func, **modes)
 
-    monkeypatch.setattr(canonicalize, "canonicalize_with_tvm", counting)
+    monkeypatch.setattr(fallback, "kill_function", counting)
     return calls
 
 
@@ -281,7 +282,7 @@ def _count_tvm_canonicalizations(monkeypatch) -> list:
     ],
 )
 def test_canonicalization_in_python_or_by_tvm(name, python_path, monkeypatch, same_as_tvm):
-    """Common canonicalizations are done in Python; the rest falls back to TVM's."""
+    """Common canonicalizations are done in Python; the rest falls back to TVM's pass."""
     mod = {**MODULES, "canonicalizable_in_branches": CanonicalizableInBranches}[name]
     calls = _count_tvm_canonicalizations(monkeypatch)
     same_as_tvm(mod)
@@ -311,3 +312,36 @@ def test_adjacent_and_empty_blocks_are_merged_and_dropped_as_tvm_does(sizes, sam
     assert len(mod["main"].body.blocks) == len(sizes)
     after = same_as_tvm(mod)
     assert len(after["main"].body.blocks) == 1
+
+
+def _value_types(func) -> list:
+    """The type of every binding's value and of every SeqExpr, in binding order."""
+    found = []
+
+    def scope(seq):
+        found.append(seq.ty)
+        for block in seq.blocks:
+            for binding in block.bindings:
+                value = binding.value
+                found.append(value.ty)
+                if isinstance(value, relax.If):
+                    scope(value.true_branch)
+                    scope(value.false_branch)
+
+    scope(func.body)
+    return found
+
+
+@pytest.mark.parametrize(("family", "n_ops"), [("mixed", 300), ("control", 200), ("model", 3)])
+def test_rebuilt_expressions_are_typed_as_tvm_types_them(family, n_ops):
+    """Structural equality does not compare the types of expressions (only of variables):
+    the canonicalized calls and tuples, rebuilt without normalization, keep TVM's types."""
+    from benchkill.inputs.families import generate
+
+    mod = generate(family, n_ops, seed=1)
+    expected, actual = relax.transform.KillAfterLastUse()(mod), benchkill.KillAfterLastUse()(mod)
+    tvm.ir.assert_structural_equal(actual, expected, map_free_vars=True)
+    ours, theirs = _value_types(actual["main"]), _value_types(expected["main"])
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs, strict=True):
+        assert tvm_ffi.structural_equal(a, b, map_free_vars=True), (a, b)

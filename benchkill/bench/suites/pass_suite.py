@@ -1,13 +1,21 @@
 """Suite "pass": time KillAfterLastUse on generated modules, three implementations side by side.
 
-A case is one generated module (family x size in bindings).  On it, in one process and
-interleaved round by round, the suite times benchkill's pass, TVM's C++ pass and the
-naive Python port (the naive one only up to :data:`NAIVE_MAX_BINDINGS`, about half a
-minute per run on a 2-core machine).  Each case also
+A case is one module: a generated family x size in bindings, or a real decoder of the
+``model`` family (:mod:`benchkill.inputs.models`, 300 to 3,000 bindings).  On it, in one
+process and interleaved round by round, the suite times benchkill's pass, TVM's C++ pass
+and the naive Python port.  Time budgets keep the whole sweep within minutes:
+
+* the timed rounds of a case are as many as fit :data:`CASE_BUDGET_SECONDS` (by the time
+  of the first round), between :func:`min_repeats` (fewer for the largest sizes) and
+  :data:`MAX_REPEATS`;
+* the naive port runs only up to :data:`NAIVE_MAX_BINDINGS`, and within a case only
+  while its rounds stay within :data:`NAIVE_BUDGET_SECONDS` (at least one).
+
+Each case also
 
 * checks every output: benchkill's must be structurally equal to TVM's (and so must the
   naive port's); a mismatch turns the records FAILED with the difference, never hidden;
-* measures the peak Python memory (tracemalloc) of one extra run of each pass;
+* measures the peak Python memory (tracemalloc) of each pass, in its warm-up run;
 * derives the speedup TVM / benchkill of every round.
 
 The scaling exponent (slope of log time vs log bindings) is fitted across cases by
@@ -24,28 +32,54 @@ import tvm
 from tvm import relax
 
 from benchkill.bench.model import FAILED, OK, CaseSpec, Record
-from benchkill.bench.timing import Clock, budget_repeats, interleave, peak_python_memory
+from benchkill.bench.timing import Clock, RoundBudget, interleave
 from benchkill.inputs.families import FAMILIES, count_bindings, generate, ops_for_bindings
+from benchkill.inputs.models import NAME as MODEL
 
 NAME = "pass"
 
-#: Sizes of the full sweep, in Relax bindings of ``main``.
+#: Sizes of the full sweep, in Relax bindings of ``main``, for the generated families.
 SIZES = (1_000, 3_000, 10_000, 30_000, 100_000, 200_000, 600_000)
-#: ``--quick``: (family, bindings) pairs that finish in well under a minute.
-QUICK = (("chain", 1_000), ("chain", 3_000), ("mixed", 1_000), ("mixed", 3_000))
+#: Sizes of the ``model`` family (real decoders: 5, 12, 24 and 49 layers).
+MODEL_SIZES = (300, 750, 1_500, 3_000)
+#: The generated families (every family but ``model``).
+GENERATED = tuple(family for family in FAMILIES if family != MODEL)
+#: ``--quick``: (family, bindings) pairs that finish in seconds.
+QUICK = (
+    ("chain", 1_000),
+    ("chain", 3_000),
+    ("mixed", 1_000),
+    ("mixed", 3_000),
+    (MODEL, 300),
+)
 SEED = 0
 #: The implementations, in the order they run in each round.
 IMPLS = ("benchkill", "tvm", "naive")
-#: Largest module the naive port is run on (it costs ~0.15-0.3 ms per binding here).
-NAIVE_MAX_BINDINGS = 100_000
-#: Timed rounds: as many as fit CASE_BUDGET_SECONDS, within [MIN_REPEATS, MAX_REPEATS].
-MIN_REPEATS, MAX_REPEATS, CASE_BUDGET_SECONDS = 3, 15, 6.0
+#: Largest module the naive port is run on (about 30 us per binding, 2.5 times that in
+#: its traced warm-up run, on a 2-core machine).
+NAIVE_MAX_BINDINGS = 30_000
+#: Seconds of timed rounds of the naive port per case (it stops before going over).
+NAIVE_BUDGET_SECONDS = 3.0
+#: Timed rounds: as many as fit CASE_BUDGET_SECONDS, within [min_repeats(), MAX_REPEATS].
+MIN_REPEATS, MAX_REPEATS, CASE_BUDGET_SECONDS = 3, 15, 5.0
+#: From this size on, the minimum number of rounds is LARGE_MIN_REPEATS.
+LARGE_BINDINGS, LARGE_MIN_REPEATS = 150_000, 2
 
 TIME, MEMORY, SPEEDUP = "pass_time", "pass_peak_python_memory", "speedup_vs_tvm"
 #: The same rounds timed in CPU time of the process (``time.process_time``).  Other
 #: processes do not add to it, but on a virtual machine time the hypervisor takes from the
 #: vCPU does (measured: it drifts between runs like wall time, see README "trust").
 CPU_TIME = "pass_cpu_time"
+
+
+def min_repeats(bindings: int) -> int:
+    """The fewest timed rounds of a case of ``bindings`` bindings."""
+    return LARGE_MIN_REPEATS if bindings >= LARGE_BINDINGS else MIN_REPEATS
+
+
+def round_budget(bindings: int) -> RoundBudget:
+    """The timed rounds of a case of ``bindings`` bindings (see the module docstring)."""
+    return RoundBudget(CASE_BUDGET_SECONDS, min_repeats(bindings), MAX_REPEATS)
 
 
 def implementations(include_naive: bool = True) -> dict[str, tvm.ir.transform.Pass]:
@@ -78,7 +112,9 @@ def cases(quick: bool) -> list[CaseSpec]:
     """Every family at every size, smallest sizes first; ``quick``: :data:`QUICK`."""
     if quick:
         return [case(family, bindings) for family, bindings in QUICK]
-    return [case(family, bindings) for bindings in SIZES for family in FAMILIES]
+    pairs = [(bindings, family) for bindings in SIZES for family in GENERATED]
+    pairs += [(bindings, MODEL) for bindings in MODEL_SIZES]
+    return [case(family, bindings) for bindings, family in sorted(pairs, key=lambda p: p[0])]
 
 
 def structural_mismatch(actual: tvm.IRModule, expected: tvm.IRModule) -> str | None:
@@ -111,14 +147,17 @@ def run_case(
     if passes is None:
         passes = implementations(include_naive=bindings <= naive_max_bindings)
 
-    # 1. warm-up (its outputs are checked), then interleaved timed rounds
+    # 1. warm-up (its outputs are checked, its peak Python memory measured), then
+    # interleaved timed rounds within the budgets
     functions = {name: (lambda pass_=pass_: pass_(mod)) for name, pass_ in passes.items()}
     timing = interleave(
         functions,
-        repeats=budget_repeats(CASE_BUDGET_SECONDS, MIN_REPEATS, MAX_REPEATS),
+        repeats=round_budget(bindings),
         warmup=1,
         clock=clock,
         cpu_clock=cpu_clock,
+        trace_memory=True,
+        budgets={"naive": NAIVE_BUDGET_SECONDS} if "naive" in passes else None,
     )
 
     # 2. correctness: every output against TVM's
@@ -133,8 +172,7 @@ def run_case(
     del reference
     case_error = errors.get("benchkill")
 
-    # 3. peak Python memory, one untimed run each
-    memory = {name: peak_python_memory(fn) for name, fn in functions.items()}
+    memory = timing.peak_memory or {}
 
     def record(impl: str, metric: str, unit: str, samples: Sequence[float], **extra: Any) -> Record:
         error = case_error or errors.get(impl)

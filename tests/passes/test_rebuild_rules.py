@@ -1,0 +1,364 @@
+"""Each rule by which TVM's pass rebuilds a function (benchkill/passes/canonicalize.py lists
+them), on a small module written here: benchkill's output equals TVM's in every
+PassContext, every mode canonicalizes as TVM does, and the function takes the path the
+rule says (benchkill's fast path, or the fallback)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import tvm
+import tvm_ffi
+from tvm import relax
+from tvm.script import ir as I
+from tvm.script import relax as R
+from tvm.script import tirx as T
+
+import benchkill
+from benchkill.analysis.verifier import verify_kills
+from benchkill.errors import BenchkillError
+from benchkill.fuzz.properties import FuzzMismatch, check_example
+from benchkill.passes import fallback
+from benchkill.passes.last_use import sweep_function
+from benchkill.passes.plan import plan_kills
+from benchkill.passes.rewrite import rewrite_function
+
+
+def parse(src: str) -> tvm.IRModule:
+    extra = {"I": I, "R": R, "T": T, "tvm": tvm, "relax": relax}
+    return tvm.script.from_source(textwrap.dedent(src), extra_vars=extra, check_well_formed=False)
+
+
+CALL_TIR_KERNEL = """
+            @T.prim_func(private=True)
+            def double(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+                for i in range(4):
+                    with T.sblock("b"):
+                        vi = T.axis.spatial(4, i)
+                        B[vi] = A[vi] * T.float32(2)
+"""
+
+#: rule -> (module, whether the fallback computes it)
+MODULES = {
+    # 1: the call is rebuilt (m -> x) and re-inferred as R.Shape([4]): a new Var
+    "1 shape declared less specific": (
+        """
+        @I.ir_module
+        class Module:
+            @R.function
+            def main(x: R.Tensor((4,), "float32")):
+                m = R.match_cast(x, R.Tensor((4,), "float32"))
+                sh: R.Shape(ndim=1) = R.shape_of(m)
+                return sh
+        """,
+        True,
+    ),
+    # 1: an annotation more specific than what inference gives, after an alias
+    "1 tensor declared more specific": (
+        """
+        @I.ir_module
+        class Module:
+            @R.function(pure=False)
+            def main(a: R.Tensor((4,), "float32"), b: R.Tensor(ndim=1, dtype="float32")):
+                c = R.call_packed("f", a, ty_args=(R.Tensor((4,), "float32"),))
+                d = c
+                e: R.Tensor((4,), "float32") = R.add(d, b)
+                f = R.call_packed("g", e, ty_args=(R.Tensor((4,), "float32"),))
+                return f
+        """,
+        True,
+    ),
+    # 1, untouched: a declared type TVM keeps because nothing rebuilds the binding
+    "1 declared type of an untouched call": (
+        """
+        @I.ir_module
+        class Module:
+            @R.function(pure=False)
+            def main(x: R.Tensor((4,), "float32")):
+                a: R.Tensor(ndim=1) = R.call_packed("f", x, ty_args=(R.Tensor((4,), "float32"),))
+                b: R.Any = R.call_packed("f", a, ty_args=(R.Tensor((4,), "float32"),))
+                return b
+        """,
+        False,
+    ),
+    # 1, touched with the same type: canonicalized in Python
+    "1 alias of the same type": (
+        """
+        @I.ir_module
+        class Module:
+            @R.function(pure=False)
+            def main(x: R.Tensor((4,), "float32")):
+                a = R.call_packed("f", x, ty_args=(R.Tensor((4,), "float32"),))
+                y = a
+                b = R.call_packed("f", y, ty_args=(R.Tensor((4,), "float32"),))
+                return b
+        """,
+        False,
+    ),
+    # 2: a return annotation incomparable with the body's type
+    "2 incomparable return type": (
+        """
+        @I.ir_module
+        class Module:
+            @R.function(pure=False)
+            def main(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float16"):
+                a = R.call_packed("f", x, ty_args=(R.Tensor((4,), "float32"),))
+                return a
+        """,
+        True,
+    ),
+    # 3: branches of (4,) and (8,) under an If of R.Tensor(ndim=1): both are wrapped
+    "3 If branches of other types": (
+        """
+        @I.ir_module
+        class Module:
+            @R.function(pure=False)
+            def main(c: R.Prim("bool"), x: R.Tensor((4,), "float32")):
+                if c:
+                    a = R.call_packed("f", x, ty_args=(R.Tensor((4,), "float32"),))
+                    y = a
+                else:
+                    y = R.call_packed("f", x, ty_args=(R.Tensor((8,), "float32"),))
+                z = R.call_packed("g", y, ty_args=(R.Tensor((4,), "float32"),))
+                return z
+        """,
+        True,
+    ),
+    # 4: chained symbolic match_casts (the module pass would canonicalize them twice)
+    "4 chained symbolic match_casts": (
+        """
+        @I.ir_module
+        class Module:
+            @R.function(pure=False)
+            def main(x: R.Tensor((4,), "float32")):
+                n = T.int64()
+                k = T.int64()
+                m1 = R.match_cast(x, R.Tensor((n,), "float32"))
+                m2 = R.match_cast(m1, R.Tensor((k,), "float32"))
+                a = R.call_packed("f", m2, ty_args=(R.Tensor((4,), "float32"),))
+                return a
+        """,
+        True,
+    ),
+    # 5: FNormalize of call_tir in-lines a variable argument tuple
+    "5 call_tir of a tuple variable": (
+        """
+        @I.ir_module(check_well_formed=False)
+        class Module:
+            @R.function
+            def main(x: R.Tensor((4,), "float32")):
+                cls = Module
+                args = (x,)
+                y = relax.Call(
+                    tvm.ir.Op.get("relax.call_tir"), [cls.double, args], ty_args=[x.ty]
+                )
+                z = R.add(y, y)
+                return z
+        """
+        + CALL_TIR_KERNEL,
+        True,
+    ),
+    # 5b: a function returning a void variable returns R.tuple()
+    "5b void result": (
+        """
+        @I.ir_module
+        class Module:
+            @R.function(pure=False)
+            def main(x: R.Tensor((4,), "float32")):
+                return R.print(x, format="{}")
+        """,
+        True,
+    ),
+    # 6: an alias in a dataflow block (opt_level=0 used to skip its canonicalization)
+    "6 dataflow alias": (
+        """
+        @I.ir_module
+        class Module:
+            @R.function
+            def main(x: R.Tensor((4,), "float32")):
+                with R.dataflow():
+                    y = R.add(x, x)
+                    z = y
+                    w = R.multiply(z, z)
+                    R.output(w)
+                return w
+        """,
+        True,
+    ),
+    # 7: an alloc_tensor result declared R.Any gets R.vm.kill_object
+    "7 alloc_tensor declared R.Any": (
+        """
+        @I.ir_module
+        class Module:
+            @R.function(pure=False)
+            def main(x: R.Tensor((4,), "float32")):
+                st = R.memory.alloc_storage(
+                    R.shape([16]), R.prim_value(0), R.str("global"), R.dtype("uint8")
+                )
+                a: R.Any = R.memory.alloc_tensor(
+                    st, R.prim_value(0), R.shape([4]), R.dtype("float32")
+                )
+                _ = R.call_packed("fill", a, ty_args=[R.Tuple()])
+                b = R.call_packed("g", x, ty_args=[R.Tensor((4,), "float32")])
+                return b
+        """,
+        False,
+    ),
+    # 11: a local function (no kills after it in TVM's pass)
+    "11 local function": (
+        """
+        @I.ir_module
+        class Module:
+            @R.function(pure=False)
+            def main(x: R.Tensor((4,), "float32")):
+                a = R.call_packed("f", x, ty_args=(R.Tensor((4,), "float32"),))
+
+                @R.function(pure=False)
+                def inner(p: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+                    q = R.call_packed("g", p, a, ty_args=(R.Tensor((4,), "float32"),))
+                    return q
+
+                r = inner(a)
+                s = R.call_packed("f", r, ty_args=(R.Tensor((4,), "float32"),))
+                return s
+        """,
+        True,
+    ),
+}
+
+CONTEXTS = {
+    "default": {},
+    "opt_level=0": {"opt_level": 0},
+    "disabled": {"disabled_pass": ["CanonicalizeRelaxBindings", "CanonicalizeBindings"]},
+}
+MODES = {"beyond": {"tvm_compatible": False}, "legacy": {"exclude_null_value": False}}
+
+
+@pytest.fixture
+def fallback_calls(monkeypatch) -> list:
+    calls = []
+    original = fallback.kill_function
+
+    def counting(func, **modes):
+        calls.append(modes)
+        return original(func, **modes)
+
+    monkeypatch.setattr(fallback, "kill_function", counting)
+    return calls
+
+
+@pytest.mark.parametrize("context", sorted(CONTEXTS))
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_benchkill_gives_tvms_output_in_every_context(name, context, fallback_calls):
+    src, falls_back = MODULES[name]
+    mod = parse(src)
+    with tvm.transform.PassContext(**CONTEXTS[context]):
+        expected = relax.transform.KillAfterLastUse()(mod)
+        actual = benchkill.KillAfterLastUse()(mod)
+        others = {mode: benchkill.KillAfterLastUse(**kw)(mod) for mode, kw in MODES.items()}
+    tvm.ir.assert_structural_equal(actual, expected, map_free_vars=True)
+    assert bool(fallback_calls) == falls_back
+    for out in (actual, *others.values()):
+        assert [v for v in verify_kills(out) if v.rule != "kill-null-value"] == []
+        bare = fallback.without_kills(out["main"])
+        assert tvm_ffi.structural_equal(bare, fallback.without_kills(actual["main"]))
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_the_fuzzing_properties_hold_on_every_rule(name):
+    check_example(parse(MODULES[name][0]))
+
+
+def test_rule_7_kill_kind_follows_the_type():
+    out = benchkill.KillAfterLastUse()(parse(MODULES["7 alloc_tensor declared R.Any"][0]))
+    assert "R.vm.kill_object(a)" in out["main"].script()
+
+
+def test_rule_5_raises_where_tvm_raises_in_every_mode():
+    mod = parse(
+        """
+        @I.ir_module(check_well_formed=False)
+        class Module:
+            @R.function
+            def main(x: R.Tensor((4,), "float32")):
+                cls = Module
+                y = R.call_tir_inplace(
+                    cls.inc, (x,), inplace_indices=[3], out_ty=R.Tensor((4,), "float32")
+                )
+                return y
+
+            @T.prim_func
+            def inc(A: T.Buffer((4,), "float32")):
+                for i in range(4):
+                    with T.sblock("b"):
+                        vi = T.axis.spatial(4, i)
+                        A[vi] = A[vi] + T.float32(1)
+        """
+    )
+    with pytest.raises(ValueError, match="out of range"):
+        relax.transform.KillAfterLastUse()(mod)
+    for modes in ({}, *MODES.values()):
+        with pytest.raises(BenchkillError, match="TVM's KillAfterLastUse rejects it: .*range"):
+            benchkill.KillAfterLastUse(**modes)(mod)
+
+
+def test_the_fallback_ignores_the_callers_pass_context():
+    """An instrument that vetoes every pass, and opt_level=0, change nothing: the fallback
+    runs TVM's pass in a fresh PassContext (never the module pass CanonicalizeBindings)."""
+
+    @tvm.instrument.pass_instrument
+    class Veto:
+        def should_run(self, mod, info):
+            return info.name == "benchkill.KillAfterLastUse"
+
+    mod = parse(MODULES["6 dataflow alias"][0])
+    expected = relax.transform.KillAfterLastUse()(mod)
+    with tvm.transform.PassContext(opt_level=0, instruments=[Veto()]):
+        actual = benchkill.KillAfterLastUse()(mod)
+    tvm.ir.assert_structural_equal(actual, expected, map_free_vars=True)
+    assert verify_kills(actual) == []  # z = y is gone before y is killed: no use after kill
+
+
+def test_the_opt_level_0_property_catches_the_old_fallback(monkeypatch):
+    """The fuzzing properties check every output under PassContext(opt_level=0): the old
+    fallback (the module pass CanonicalizeBindings, which opt_level=0 skips) fails them."""
+
+    def old_kill(func):  # canonicalized by the module pass, then killed without it
+        canonical = relax.transform.CanonicalizeBindings()(tvm.IRModule({"f": func}))["f"]
+        sweep = sweep_function(canonical, canonicalize=False)
+        plan = plan_kills(sweep, exclude_null_value=True, tvm_compatible=True)
+        return rewrite_function(canonical, sweep, plan)
+
+    monkeypatch.setattr(fallback, "tvm_kill", old_kill)
+    mod = parse(MODULES["6 dataflow alias"][0])
+    with pytest.raises(FuzzMismatch, match=r"opt_level=0"):
+        check_example(mod)
+    with tvm.transform.PassContext(opt_level=0):
+        out = benchkill.KillAfterLastUse()(mod)
+    assert any(v.rule == "use-after-kill" for v in verify_kills(out))
+
+
+def test_a_kill_with_a_variable_not_void_cannot_be_planned_in_other_modes():
+    """The other modes tell TVM's own kills from the input's by their variables; a kill
+    bound to a variable of another type could be either: refused, not guessed."""
+    mod = parse(
+        """
+        @I.ir_module
+        class Module:
+            @R.function(pure=False)
+            def main(x: R.Tensor((4,), "float32")):
+                a = R.call_packed("f", x, ty_args=(R.Tensor((4,), "float32"),))
+                with R.dataflow():
+                    y = R.call_pure_packed("g", x, ty_args=(R.Tensor((4,), "float32"),))
+                    R.output(y)
+                b = R.call_packed("f", a, y, ty_args=(R.Tensor((4,), "float32"),))
+                k: R.Any = R.memory.kill_tensor(a)
+                return b
+        """
+    )
+    tvm.ir.assert_structural_equal(
+        benchkill.KillAfterLastUse()(mod), relax.transform.KillAfterLastUse()(mod)
+    )
+    with pytest.raises(BenchkillError, match="not void"):
+        benchkill.KillAfterLastUse(tvm_compatible=False)(mod)

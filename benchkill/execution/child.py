@@ -37,6 +37,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import traceback
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -180,6 +181,21 @@ def work_dir(prefix: str) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+#: the children :func:`run_task` is waiting for (it may run in several threads at once)
+_running: set[subprocess.Popen] = set()
+_running_lock = threading.Lock()
+
+
+def kill_running_children() -> None:
+    """Kill every child a :func:`run_task` of this process is waiting for (a caller whose
+    worker threads wait in :func:`run_task` calls it when interrupted); each of those
+    :func:`run_task` calls then returns, its child killed by SIGKILL."""
+    with _running_lock:
+        running = list(_running)
+    for proc in running:
+        proc.kill()
+
+
 def run_task(task: str, request: Mapping[str, Any], work: Path, timeout: float) -> ChildOutcome:
     """Run the task whose entry point is ``task`` (``"benchkill.module:function"``) with the
     options ``request`` in a fresh child process working in ``work`` (which holds the
@@ -192,20 +208,30 @@ def run_task(task: str, request: Mapping[str, Any], work: Path, timeout: float) 
     env = dict(os.environ)
     for key, value in CHILD_ENV.items():
         env.setdefault(key, value)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", _ENTRY, str(work)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+    )
+    with _running_lock:
+        _running.add(proc)
     try:
-        proc = subprocess.run(
-            [sys.executable, "-m", _ENTRY, str(work)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-        )
-        returncode, timed_out, stderr = proc.returncode, False, proc.stderr
-    except subprocess.TimeoutExpired as exc:
-        stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
+        stderr = proc.communicate(timeout=timeout)[1]
+        returncode, timed_out = proc.returncode, False
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        stderr = proc.communicate()[1]
         returncode, timed_out = None, True
+    except BaseException:  # interrupted: no orphan left running
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        with _running_lock:
+            _running.discard(proc)
     result_file, stage_file = work / RESULT, work / STAGE
     result = json.loads(result_file.read_text()) if result_file.exists() else None
     stage = stage_file.read_text() if stage_file.exists() else None

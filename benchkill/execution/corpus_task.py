@@ -21,8 +21,9 @@ The child (:func:`check_file`, entry point ``benchkill.execution.corpus_task:che
 executes the file's top-level statements one by one in its own namespace (each may fail
 alone), builds each candidate (:mod:`benchkill.execution.corpus`), and appends one JSON
 record per candidate to ``records.jsonl`` in its work directory as soon as it is done, so a
-crash or a timeout loses only the candidate it was on: :func:`check_files` restarts the
-child after it, with that candidate recorded as the crash.
+crash or a timeout loses only the candidate it was on: :func:`check_files` runs the child
+again after it, with that candidate recorded as the crash (or, when the child timed out,
+as the hang if it finished no candidate in that run).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import difflib
 import json
 import os
 import sys
+import threading
 import time
 import types
 from concurrent.futures import ThreadPoolExecutor
@@ -41,7 +43,13 @@ from typing import Any
 
 from benchkill.errors import one_line
 from benchkill.execution import corpus
-from benchkill.execution.child import error_text, run_task, set_stage, work_dir
+from benchkill.execution.child import (
+    error_text,
+    kill_running_children,
+    run_task,
+    set_stage,
+    work_dir,
+)
 
 STAGES = ("as-written", "lowered", "rekilled")
 VERDICTS = ("equal", "both raise", "only TVM raises", "only benchkill raises", "different")
@@ -50,7 +58,6 @@ RECORDS = "records.jsonl"
 _TASK = "benchkill.execution.corpus_task:check_file"
 #: kill-rule violations counted as unsafe (the others concern missed or useless kills)
 UNSAFE = ("use-after-kill", "double-kill")
-MAX_ATTEMPTS = 6
 
 
 # --- the parent's side -----------------------------------------------------------------------
@@ -83,25 +90,42 @@ def check_files(
     diffs: bool = False,
     progress=None,
 ) -> list[dict[str, Any]]:
-    """One record per candidate of ``files`` (those without any are skipped), in file order."""
+    """One record per candidate of ``files`` (those without any are skipped), in file order.
+
+    An interruption (Ctrl-C, or SIGTERM through the command line) kills the running
+    children and stops at once.
+    """
     work = [(f, c) for f in files for c in [candidates_of(f)[0]] if c]
+    stop = threading.Event()
 
     def one(job):
         path, cands = job
-        records = _check_file(path, cands, stages, timeout, opt_level, diffs)
-        if progress is not None:
+        records = _check_file(path, cands, stages, timeout, opt_level, diffs, stop)
+        if progress is not None and not stop.is_set():
             progress(path, records)
         return records
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        results = list(pool.map(one, work))
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
+        futures = [pool.submit(one, job) for job in work]
+        results = [future.result() for future in futures]
+    except BaseException:
+        stop.set()
+        kill_running_children()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
     return [record for records in results for record in records]
 
 
-def _check_file(path, cands, stages, timeout, opt_level, diffs) -> list[dict[str, Any]]:
+def _check_file(path, cands, stages, timeout, opt_level, diffs, stop) -> list[dict[str, Any]]:
+    """Every candidate of one file: the child is run again after the candidates it finished
+    until none is left; the candidate it was on is given up when it crashed there, or when
+    it timed out without finishing any (each run makes progress)."""
     done: dict[tuple, dict] = {}
     keys = [c.key for c in cands]
-    for _ in range(MAX_ATTEMPTS):
+    left = keys
+    while left and not stop.is_set():
         request = {
             "file": str(Path(path).resolve()),
             "stages": list(stages),
@@ -117,16 +141,19 @@ def _check_file(path, cands, stages, timeout, opt_level, diffs) -> list[dict[str
             record["file"] = str(path)  # as the caller named it
             done[(record["name"], record["line"])] = record
         left = [k for k in keys if k not in done]
-        if not left:
+        if not left or stop.is_set():
             break
         if outcome.ok and outcome.result is not None:  # the task returned (maybe an error)
             error = outcome.result.get("error", "the child skipped it")
             done.update((k, _record(path, k, error=error)) for k in left)
             break
+        if outcome.timed_out and lines:
+            continue  # slow, not stuck: run again on the rest
         # the candidate the child was on (its stage) is the one that crashed or hung
         at = next((k for k in left if f"{k[0]}:{k[1]}" == outcome.stage), left[0])
         done[at] = _record(path, at, error=outcome.failure())
-    return [done.get(k) or _record(path, k, error="child process gave up") for k in keys]
+        left = [k for k in keys if k not in done]
+    return [done.get(k) or _record(path, k, error="interrupted") for k in keys]
 
 
 def _record(path, key, **extra) -> dict[str, Any]:

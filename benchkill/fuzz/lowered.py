@@ -221,16 +221,8 @@ class _Program(Shapes, Scopes):
         how = self.draw(st.sampled_from(("refine", "same", "loose", "symbolic", "inferred")))
         if how in ("symbolic", "inferred") and self.depth() > 0:
             how = "loose"  # a symbolic variable is defined at the top level only
-        if how == "inferred":  # n of a float32[4] tensor: CanonicalizeBindings infers n = 4
-            picked = self.pick((TENSOR,))
-            if picked is None:
-                return
-            var = _ir_ffi.Var(self.name("m"), a.symbolic, None)
-            self.scopes[-1].append(_rx_ffi.MatchCast(var, picked.var, a.symbolic, None))
-            # an alias of its source once n is inferred (unless R.shape([n]) uses n at run
-            # time): a kill of it kills the source
-            self.define(var, LOOSE, root=picked.root)
-            self.symbolic_defined = True
+        if how == "inferred":
+            self.match_cast_inferred()
             return
         if how == "refine":  # an object as a tensor: a new register, not an alias
             picked = self.pick((OBJECT,))

@@ -75,6 +75,19 @@ class Shapes:
         call = self.normalized(relax.op.call_pure_packed(func, *args, ty_args=ty))
         self.bind_call(kind, call.ty, call.op, list(call.args), "p", ty_args=(ty,))
 
+    def match_cast_inferred(self) -> None:
+        """``R.match_cast(t, R.Tensor((n,)))`` of a float32[4] tensor, at the top level:
+        CanonicalizeBindings infers n = 4, and the match_cast becomes an alias of ``t``
+        (unless ``R.shape([n])`` uses n at run time): a kill of it kills its source."""
+        picked = self.pick((TENSOR,))
+        if picked is None:
+            return
+        a = self.a
+        var = _ir_ffi.Var(self.name("m"), a.symbolic, None)
+        self.scopes[-1].append(_rx_ffi.MatchCast(var, picked.var, a.symbolic, None))
+        self.define(var, LOOSE, root=picked.root)
+        self.symbolic_defined = True
+
     def stmt_symbolic_use(self) -> None:
         """A use of the symbolic variable ``n`` after a top-level match_cast defined it: in
         a call's type, or at run time in ``R.shape([n])`` (which keeps that match_cast)."""

@@ -19,18 +19,19 @@ Line numbers are those of apache/tvm at 5d4dc87, the source nearest the apache-t
 1. ``ReEmitBinding`` (``src/relax/ir/expr_functor.cc:851-878``): a binding whose value
    changed gets a new Var (``WithType``, ``:1035-1052``) when the new value's type is not
    structurally equal to the declared one, and later uses are remapped; a rebuilt call is
-   re-inferred (``:518-528``).  A rebuilt match_cast's variable takes the target type
-   (``:880-906``).  Here: every binding benchkill rewrites keeps its variable only if the
-   declared type equals the new value's (:meth:`Canonicalizer.apply_binding`, and the
-   sweep for calls whose arguments are replaced by same-typed variables), else fallback.
+   re-inferred (``:518-528``); a rebuilt match_cast's variable takes the target type
+   (``:880-906``).  Here: every call benchkill rebuilds is inferred again, as TVM's
+   Normalizer infers it (:meth:`Canonicalizer.call`), and keeps its variable only if the
+   declared type equals the new value's (:func:`_var_binding`), else fallback.
 2. The rebuilt Function keeps ``ret_ty`` only if the body's type is a base of it
    (``expr_functor.cc:755-793``), else the constructor uses the body's type
-   (``src/relax/ir/expr.cc:345-404``).  Here: :meth:`FunctionChecks.function` accepts a
-   return type equal to the body's or strictly more specific, else fallback.
+   (``src/relax/ir/expr.cc:345-404``).  Here: ``FunctionChecks.function``
+   (:mod:`.checks`) accepts a return type equal to the body's or strictly more specific,
+   else fallback.
 3. ``SymbolicVarCanonicalizer`` rebuilds an If and wraps each branch whose type differs
    from the If's in a ``then_branch_with_dyn`` / ``else_branch_with_dyn`` match_cast
-   (``canonicalize_bindings.cc:102-150``).  Here: :meth:`FunctionChecks.if_binding`
-   requires both branches, and the If's variable, to have the If's type, else fallback.
+   (``canonicalize_bindings.cc:102-150``).  Here: ``FunctionChecks.if_binding`` requires
+   both branches, and the If's variable, to have the If's type, else fallback.
 4. TVM's pass canonicalizes TIR variables once (``canonicalize_bindings.cc:628-632``);
    the module pass ``relax.transform.CanonicalizeBindings`` runs them twice
    (``:643-657``), which differs on chained symbolic match_casts.  Here: a match_cast to a
@@ -45,8 +46,8 @@ Line numbers are those of apache/tvm at 5d4dc87, the source nearest the apache-t
    the dictionary lookup every call already makes; the function goes to the fallback,
    which raises where TVM raises because it is TVM's pass.
 5b. The Normalizer replaces every use of a Var of void type ``R.Tuple()`` by ``R.tuple()``
-   (``block_builder.cc:596-603``).  Here: :meth:`FunctionChecks.scope` checks each scope's
-   result and :meth:`FunctionChecks.function` the parameters; the plan checks the type of
+   (``block_builder.cc:596-603``).  Here: ``FunctionChecks.scope`` checks each scope's
+   result and ``FunctionChecks.function`` the parameters; the plan checks the type of
    every used variable it reads anyway (:mod:`.plan`), the sweep that of every variable a
    pre-existing kill names; each goes to the fallback.
 6. The module pass ``CanonicalizeBindings`` is skipped by ``PassContext(opt_level=0)``,
@@ -54,17 +55,18 @@ Line numbers are those of apache/tvm at 5d4dc87, the source nearest the apache-t
    pass is not.  Here: nothing depends on the caller's PassContext; the fallback runs
    TVM's pass in a fresh one.
 7. The kill of an ``alloc_tensor`` result follows the variable's type, storage is known by
-   its operator (``kill_after_last_use.cc:120-131``).  Here: :mod:`.plan`.
+   its operator (``kill_after_last_use.cc:120-131``); only tensor constants are constants
+   (a variable bound to ``R.dtype`` is killed).  Here: :mod:`.plan` and the sweep.
 8. ``UnusedTrivialBindingRemover`` counts uses inside types (``expr_functor.cc:143-146``),
    which only Shape variables can have.  Here: a trivial binding of a shape or prim value
    is not canonicalized in Python (fallback).
 9. Empty blocks are dropped, adjacent blocks of one kind merged, nested SeqExprs
    flattened (``expr_functor.cc:810-816``, ``block_builder.cc:912-1028``).  Reproduced by
-   :mod:`.rewrite`; a scope whose result is not a leaf, or a body that is not a SeqExpr,
-   goes to the fallback (the Normalizer would bind it to a new variable).
+   :mod:`.rewrite`; a scope whose result is not a leaf, a call argument that is not, or
+   a body that is not a SeqExpr goes to the fallback (the Normalizer would bind it).
 10. A rebuilt SeqExpr gets ``EraseToWellDefinedInScope(body.ty)`` (``block_builder.cc:
     726-729``), a rebuilt If the ``TypeLCA`` of its branches' (``:745-749``).  Here:
-    :meth:`FunctionChecks.scope` requires each scope with blocks to have its result's type,
+    ``FunctionChecks.scope`` requires each scope with blocks to have its result's type,
     well defined by the parameters' symbolic variables, and rule 3 the If's branches to
     have the If's type; so the types benchkill copies onto rebuilt nodes are TVM's.
 11. The KillInserter's quirks (no kills at or after a scope's first nested scope, kill
@@ -72,10 +74,7 @@ Line numbers are those of apache/tvm at 5d4dc87, the source nearest the apache-t
     reproduced by :mod:`.plan`.
 
 Dataflow blocks and local functions (whose canonicalization this module does not
-reproduce) go to the fallback too.  A call whose only changes are arguments replaced by
-variables of structurally equal types keeps its type instead of being re-inferred: TVM's
-inference reads the arguments' types, which are unchanged.  (That assumes the input call
-carries the type TVM infers for it, as everything TVM's parser and BlockBuilder build does.)
+reproduce) go to the fallback too.
 
 The work is split between the pass's two walks, so the function is swept once: the
 sweep (:mod:`.last_use`) calls :meth:`Canonicalizer.plan_binding` on each binding it can
@@ -88,7 +87,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import tvm
 import tvm_ffi
 from tvm import relax
 
@@ -118,79 +116,6 @@ def same_type(a, b) -> bool:
     return a.__chandle__() == b.__chandle__() or tvm_ffi.structural_equal(a, b)
 
 
-_erase = tvm_ffi.get_global_func("relax.analysis.EraseToWellDefined")
-#: Results a scope may have without the Normalizer binding them to a new variable.
-_NOT_LEAVES = (ir.Call, ir.TupleGetItem, ir.If, ir.SeqExpr, ir.Function)
-
-
-def is_void_var(expr) -> bool:
-    """A Var (not a DataflowVar) of type ``R.Tuple()``, which the Normalizer replaces."""
-    if type(expr) is not ir.Var:
-        return False
-    ty = expr.ty
-    return type(ty) is relax.TupleType and not ir.array_size(ty.fields)
-
-
-class FunctionChecks:
-    """Rules 2, 3, 5b and 10 of the module docstring on one function, checked by the sweep
-    (each raises :class:`Unsupported`: the function then goes to the fallback)."""
-
-    __slots__ = ("func", "_defined")
-
-    def __init__(self, func) -> None:
-        self.func = func
-        self._defined = None  # TIR variables the parameters define, made when needed
-
-    def function(self) -> None:
-        """Rule 2 (the return type TVM's rebuilt Function gets) and 5b (void parameters)."""
-        func = self.func
-        ret, body = func.ret_ty, func.body.ty
-        if not same_type(ret, body) and not (body.is_base_of(ret) and not ret.is_base_of(body)):
-            raise Unsupported("a return type TVM's rebuild replaces")
-        for param in ir.items(func.params):
-            if is_void_var(param):
-                raise Unsupported("a parameter of void type")
-
-    def scope(self, seq, has_blocks: bool) -> None:
-        """Rules 5b, 9 and 10 on one SeqExpr (after its bindings were swept)."""
-        body = seq.body
-        kind = type(body)
-        if kind in _NOT_LEAVES:
-            raise Unsupported("a scope result that is not normalized")
-        if kind is ir.Var:
-            if is_void_var(body):
-                raise Unsupported("a void variable as a scope result")
-        elif kind is ir.Tuple:
-            for field in ir.items(body.fields):
-                if type(field) in _NOT_LEAVES or is_void_var(field):
-                    raise Unsupported("a tuple result that is not normalized")
-        if not has_blocks:
-            return  # TVM's mutators leave it as it is
-        ty = body.ty
-        if not same_type(seq.ty, ty):
-            raise Unsupported("a scope whose type is not its result's")
-        if not _erase(ty, _EMPTY_MAP, _EMPTY_MAP).same_as(ty):
-            if self._defined is None:
-                self._defined = tvm_ffi.convert(_defined_by(ir.items(self.func.params)))
-            if not _erase(ty, self._defined, _EMPTY_MAP).same_as(ty):
-                raise Unsupported("a scope type TVM's rebuild erases")
-
-    @staticmethod
-    def if_binding(var, value) -> None:
-        """Rules 1 and 3 on a binding of an If: TVM wraps a branch whose type is not the
-        If's, and gives the If's variable the rebuilt If's type."""
-        ty = value.ty
-        if not (
-            same_type(var.ty, ty)
-            and same_type(value.true_branch.ty, ty)
-            and same_type(value.false_branch.ty, ty)
-        ):
-            raise Unsupported("an If whose branches or variable have other types")
-
-
-_EMPTY_MAP = tvm_ffi.convert({})
-
-
 def _var_binding(var, value, span):
     """``var = value`` of a rebuilt value; rule 1: when the value's type is not the declared
     one TVM binds a new Var and remaps the later uses, which benchkill leaves to the
@@ -198,25 +123,6 @@ def _var_binding(var, value, span):
     if not same_type(var.ty, value.ty):
         raise Unsupported("a rebuilt value whose type is not the declared one")
     return ir.make_var_binding(var, value, span)
-
-
-def _defined_by(params: list) -> dict:
-    """TIR variables that the parameters' types define (a subset of what TVM's scope holds:
-    a single-variable dimension of a tensor or shape parameter), each mapped to itself."""
-    defined = {}
-    for param in params:
-        ty = param.ty
-        if type(ty) is ir.TensorType:
-            shape = ty.shape
-            values = shape.values if type(shape) is ir.ShapeExpr else ()
-        elif type(ty) is ir.ShapeType:
-            values = ty.values or ()
-        else:
-            continue
-        for value in values:
-            if isinstance(value, tvm.tirx.Var):
-                defined[value] = value
-    return defined
 
 
 class Canonicalizer:
@@ -230,8 +136,9 @@ class Canonicalizer:
     constant.  Apply (:meth:`apply_binding`, :meth:`expr`, called by the rebuild): the
     bindings that use a replaced variable get the replacement.
 
-    Only type-preserving replacements are done here, so no type is re-inferred
-    differently from TVM's; any other case raises :class:`Unsupported`.
+    Only type-preserving replacements are done here (a replacement's type is the replaced
+    variable's), and rebuilt calls are inferred again as TVM infers them; any other case
+    raises :class:`Unsupported`.
     """
 
     def __init__(self, bound: dict, params) -> None:

@@ -23,9 +23,10 @@ the binding is removed and what the uses of its variable become, and the sweep r
 every later use as a use of the replacement.  So the tables describe the canonicalized
 function, and the positions of the removed bindings and of those whose expression is
 rewritten are kept per scope (``Scope.removed``, ``Scope.touched``) for the rebuild.
-What :mod:`.canonicalize` does not reproduce (dataflow blocks, local functions, ...)
-raises :class:`NeedsTVMCanonicalization`: the caller then canonicalizes with TVM and
-sweeps the result with ``canonicalize=False``.
+What :mod:`.canonicalize` does not reproduce (dataflow blocks, local functions, the
+rebuild rules it lists) raises :class:`NeedsTVMCanonicalization`: the caller hands the
+function to :mod:`.fallback`, which sweeps TVM's canonicalized output with
+``canonicalize=False`` (no check then).
 
 TVM's lowering does not always keep variables in their scope: StaticPlanBlockMemory
 may allocate a storage inside one ``If`` branch and reuse it after the ``If``.  Such a
@@ -44,12 +45,8 @@ from __future__ import annotations
 from tvm import relax
 
 from benchkill.errors import BenchkillError
-from benchkill.passes.canonicalize import (
-    Canonicalizer,
-    FunctionChecks,
-    Unsupported,
-    is_void_var,
-)
+from benchkill.passes.canonicalize import Canonicalizer, Unsupported
+from benchkill.passes.checks import FunctionChecks, is_void_var
 from benchkill.relax import ffi as ir
 from benchkill.relax import ops
 
@@ -176,7 +173,7 @@ def sweep_function(func, canonicalize: bool = True) -> Sweep:
     """Sweep the Relax function ``func`` (see the module docstring).
 
     With ``canonicalize`` the tables describe ``func`` after canonicalization; raises
-    :class:`NeedsTVMCanonicalization` when that needs TVM's CanonicalizeBindings.
+    :class:`NeedsTVMCanonicalization` when only TVM's pass gives it exactly.
     """
     return _Sweeper(canonicalize).run(func)
 

@@ -185,3 +185,37 @@ def test_python_files_of_a_directory(tmp_path):
     (tmp_path / "notes.txt").write_text("not python")
     files = corpus_task.python_files([tmp_path, STYLE])
     assert files == [tmp_path / "a.py", tmp_path / "sub" / "b.py", STYLE]
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_command_and_its_children_at_once():
+    """The hanging module would hold a child for the whole timeout: SIGTERM (like Ctrl-C)
+    kills the running children and ends the command with exit code 130."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    command = [sys.executable, "-m", "benchkill", "equivalence", str(FIXTURES / "crashing_file.py")]
+    proc = subprocess.Popen([*command, "--timeout", "300"], stderr=subprocess.PIPE, text=True)
+    time.sleep(8)  # the first child is on Crash or Hang by now
+    proc.send_signal(signal.SIGTERM)
+    start = time.monotonic()
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert time.monotonic() - start < 30
+    assert "benchkill: interrupted" in err
+    mark = f"benchkill-corpus-pid{proc.pid}-"
+    left = [
+        p for p in os.listdir("/proc") if p.isdigit() and mark in _cmdline(p)
+    ]  # no child of it still running
+    assert left == []
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""

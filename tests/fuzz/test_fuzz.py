@@ -174,7 +174,9 @@ FEATURES = {
     "local function": "@R.function(pure=False)",
     "If branch of another shape": "R.Tensor((8,)",
     "incomparable return annotation": 'dtype="float16"):',
-    "symbolic variable CanonicalizeBindings infers": "R.match_cast(x, R.Tensor((n,)",
+    "symbolic variable CanonicalizeBindings infers": lambda t: re.search(
+        r"R\.match_cast\((x|alloc\d+|r\d+|item\d+), R\.Tensor\(\(n,\)", t
+    ),
     "symbolic variable used at run time": "R.shape([n])",
     "symbolic variable in a call's type": 'ty_args=(R.Tensor((n,), dtype="float32"),)',
 }

@@ -1,0 +1,103 @@
+"""The sweep's checks of the rebuild rules of TVM's pass that benchkill hands to the fallback
+(rules 2, 3, 5b, 9 and 10 of :mod:`.canonicalize`, which lists every rule with its TVM
+source); each raises :class:`.canonicalize.Unsupported`."""
+
+from __future__ import annotations
+
+import tvm
+import tvm_ffi
+from tvm import relax
+
+from benchkill.passes.canonicalize import Unsupported, same_type
+from benchkill.relax import ffi as ir
+
+_erase = tvm_ffi.get_global_func("relax.analysis.EraseToWellDefined")
+#: Results a scope may have without the Normalizer binding them to a new variable.
+_NOT_LEAVES = (ir.Call, ir.TupleGetItem, ir.If, ir.SeqExpr, ir.Function)
+
+
+def is_void_var(expr) -> bool:
+    """A Var (not a DataflowVar) of type ``R.Tuple()``, which the Normalizer replaces."""
+    if type(expr) is not ir.Var:
+        return False
+    ty = expr.ty
+    return type(ty) is relax.TupleType and not ir.array_size(ty.fields)
+
+
+class FunctionChecks:
+    """Rules 2, 3, 5b and 10 of the module docstring on one function, checked by the sweep
+    (each raises :class:`Unsupported`: the function then goes to the fallback)."""
+
+    __slots__ = ("func", "_defined")
+
+    def __init__(self, func) -> None:
+        self.func = func
+        self._defined = None  # TIR variables the parameters define, made when needed
+
+    def function(self) -> None:
+        """Rule 2 (the return type TVM's rebuilt Function gets) and 5b (void parameters)."""
+        func = self.func
+        ret, body = func.ret_ty, func.body.ty
+        if not same_type(ret, body) and not (body.is_base_of(ret) and not ret.is_base_of(body)):
+            raise Unsupported("a return type TVM's rebuild replaces")
+        for param in ir.items(func.params):
+            if is_void_var(param):
+                raise Unsupported("a parameter of void type")
+
+    def scope(self, seq, has_blocks: bool) -> None:
+        """Rules 5b, 9 and 10 on one SeqExpr (after its bindings were swept)."""
+        body = seq.body
+        kind = type(body)
+        if kind in _NOT_LEAVES:
+            raise Unsupported("a scope result that is not normalized")
+        if kind is ir.Var:
+            if is_void_var(body):
+                raise Unsupported("a void variable as a scope result")
+        elif kind is ir.Tuple:
+            for field in ir.items(body.fields):
+                if type(field) in _NOT_LEAVES or is_void_var(field):
+                    raise Unsupported("a tuple result that is not normalized")
+        if not has_blocks:
+            return  # TVM's mutators leave it as it is
+        ty = body.ty
+        if not same_type(seq.ty, ty):
+            raise Unsupported("a scope whose type is not its result's")
+        if not _erase(ty, _EMPTY_MAP, _EMPTY_MAP).same_as(ty):
+            if self._defined is None:
+                self._defined = tvm_ffi.convert(_defined_by(ir.items(self.func.params)))
+            if not _erase(ty, self._defined, _EMPTY_MAP).same_as(ty):
+                raise Unsupported("a scope type TVM's rebuild erases")
+
+    @staticmethod
+    def if_binding(var, value) -> None:
+        """Rules 1 and 3 on a binding of an If: TVM wraps a branch whose type is not the
+        If's, and gives the If's variable the rebuilt If's type."""
+        ty = value.ty
+        if not (
+            same_type(var.ty, ty)
+            and same_type(value.true_branch.ty, ty)
+            and same_type(value.false_branch.ty, ty)
+        ):
+            raise Unsupported("an If whose branches or variable have other types")
+
+
+_EMPTY_MAP = tvm_ffi.convert({})
+
+
+def _defined_by(params: list) -> dict:
+    """TIR variables that the parameters' types define (a subset of what TVM's scope holds:
+    a single-variable dimension of a tensor or shape parameter), each mapped to itself."""
+    defined = {}
+    for param in params:
+        ty = param.ty
+        if type(ty) is ir.TensorType:
+            shape = ty.shape
+            values = shape.values if type(shape) is ir.ShapeExpr else ()
+        elif type(ty) is ir.ShapeType:
+            values = ty.values or ()
+        else:
+            continue
+        for value in values:
+            if isinstance(value, tvm.tirx.Var):
+                defined[value] = value
+    return defined

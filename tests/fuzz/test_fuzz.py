@@ -185,7 +185,7 @@ FEATURES = {
 def test_the_generator_reaches_every_feature():
     seen: set[str] = set()
 
-    @settings(max_examples=300, **CI)
+    @settings(max_examples=500, **CI)
     @given(lowered_modules())
     def collect(mod):
         text = mod["main"].script()
@@ -420,31 +420,30 @@ def test_fuzz_command(capsys):
     assert main(["fuzz", "--examples", "0"]) == 2
 
 
-def test_tvm_kills_a_dtype_variable_its_canonicalization_made_a_dataflow_var():
-    """Found by the fuzzer (TVM 0.27): CanonicalizeBindings makes ``dt``, used only inside
-    its dataflow block, a DataflowVar, and then misses its plan to inline the constant
-    (the plan is keyed by the old variable); the KillInserter, for which only tensor
-    constants are constants, then kills it.  benchkill gives TVM's output in every mode
-    (the fallback plans on TVM's canonicalized function); verify_kills reports the kill."""
-    mod = tvm.IRModule(
-        {
-            "main": tvm.script.from_source(
-                textwrap.dedent("""
+def test_tvm_kills_constants_its_canonicalization_made_dataflow_vars():
+    """Found by the fuzzer (TVM 0.27): CanonicalizeBindings makes ``dt`` and ``item``, used
+    only inside their dataflow block, DataflowVars, and then misses its plan to inline the
+    constants they are bound to (the plan is keyed by the old variables); the KillInserter,
+    for which only a variable bound to a tensor constant itself is a constant, then kills
+    them.  benchkill gives TVM's output in every mode (the fallback plans on TVM's
+    canonicalized function); verify_kills reports the kills."""
+    mod = parse("""
         @R.function
         def main(x: R.Tensor((4,), "float32")):
             with R.dataflow():
                 dt = R.dtype("float32")
                 c = R.const(1.0, "float32")
                 t = (dt, c)
-                R.output(dt, c, t)
+                pair = (R.const(0.5, "float32"),)
+                item = pair[0]
+                u = (item,)
+                R.output(dt, c, t, pair, item, u)
             return x
     """)
-            )
-        }
-    )
     expected = relax.transform.KillAfterLastUse()(mod)
-    assert "R.vm.kill_object(dt)" in expected["main"].script()
-    assert [v.rule for v in verify_kills(expected)] == ["kill-constant"]
+    text = expected["main"].script()
+    assert "R.vm.kill_object(dt)" in text and "R.memory.kill_tensor(item)" in text
+    assert [v.rule for v in verify_kills(expected)] == ["kill-constant", "kill-constant"]
     tvm.ir.assert_structural_equal(benchkill.KillAfterLastUse()(mod), expected)
     beyond = benchkill.KillAfterLastUse(tvm_compatible=False)(mod)
     tvm.ir.assert_structural_equal(beyond, expected)

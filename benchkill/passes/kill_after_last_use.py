@@ -12,14 +12,12 @@ The steps, each in its own module:
 from __future__ import annotations
 
 import gc
-import os
-import time
 
 import tvm
 from tvm import relax
 
 from benchkill.errors import BenchkillError
-from benchkill.hooks import SLOWDOWN_ENV
+from benchkill.passes import injection
 from benchkill.passes.canonicalize import canonicalize
 from benchkill.passes.last_use import sweep_function
 from benchkill.passes.plan import plan_kills
@@ -59,14 +57,16 @@ class _KillAfterLastUsePass:
     def __init__(self, exclude_null_value: bool, tvm_compatible: bool) -> None:
         self.exclude_null_value = exclude_null_value
         self.tvm_compatible = tvm_compatible
+        self.injection = injection.from_env()  # the test hooks; None when unset
 
     def transform_function(self, func, _mod, _ctx):
-        start = time.perf_counter()
-        result = kill_function(
+        result = self._kill(func)
+        return result if self.injection is None else self.injection.apply(func, result, self._kill)
+
+    def _kill(self, func):
+        return kill_function(
             func, exclude_null_value=self.exclude_null_value, tvm_compatible=self.tvm_compatible
         )
-        _inject_slowdown(time.perf_counter() - start)
-        return result
 
 
 class _CheckedPass(_KillAfterLastUsePass):  # type: ignore[misc,valid-type]
@@ -94,17 +94,3 @@ def KillAfterLastUse(  # noqa: N802  (named like the TVM pass it replaces)
         kept after nested ``If`` bindings, so programs with control flow free memory.
     """
     return _CheckedPass(bool(exclude_null_value), bool(tvm_compatible))
-
-
-def _inject_slowdown(elapsed: float) -> None:
-    """Busy work of ``BENCHKILL_INJECT_SLOWDOWN`` times ``elapsed`` (off when unset)."""
-    raw = os.environ.get(SLOWDOWN_ENV)
-    if not raw:
-        return
-    try:
-        fraction = float(raw)
-    except ValueError:
-        raise BenchkillError(f"{SLOWDOWN_ENV}={raw!r} is not a number") from None
-    end = time.perf_counter() + fraction * elapsed
-    while time.perf_counter() < end:
-        pass

@@ -71,6 +71,6 @@ def comparison_table(report: CompareReport) -> str:
             for i in range(len(widths))
         ]
         lines.append("  ".join(cells + [row[-1]]).rstrip())
-    summary = f"{verdict_counts(report)} (factor {report.factor:g}, alpha {report.alpha:g})"
+    summary = f"{verdict_counts(report)} ({report.thresholds}; alpha {report.alpha:g})"
     lines.append(f"\n{summary}")
     return "\n".join(lines)

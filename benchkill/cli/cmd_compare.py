@@ -18,7 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "Compare two results files.  A regression or improvement needs the ratio of medians "
         "beyond --factor and a two-sided Mann-Whitney U p-value below --alpha on the raw "
         "samples; instruction counts are exact (the ratio alone decides), peak bytes need an "
-        "absolute change beyond max(1%, 256 KiB).  Exit code 1 on a regression or a newly "
+        "absolute change beyond max(1%, 512 KiB).  Exit code 1 on a regression or a newly "
         "failing case."
     )
     p.add_argument("base", type=Path, help="results file of the baseline")

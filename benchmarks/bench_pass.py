@@ -119,4 +119,4 @@ class PassInstructions:
         from benchkill.inputs.families import ops_for_bindings
 
         counts = count(family, ops_for_bindings(family, bindings), "benchkill", repeats=3)
-        return statistics.median(counts.counts)
+        return float(statistics.median(counts.counts))

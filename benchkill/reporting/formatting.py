@@ -32,6 +32,8 @@ def format_value(value: float | None, unit: str) -> str:
         return f"{value:.0f} B"
     if unit == "ratio":
         return f"{value:.3g}x"
+    if unit == "instructions":  # exact counts: every digit
+        return f"{value:,.0f}"
     return f"{value:.4g} {unit}".rstrip()
 
 

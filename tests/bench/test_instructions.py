@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from argparse import Namespace
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from benchkill.bench.model import FAILED, CaseSpec, Record
 from benchkill.cli.main import main
 from benchkill.errors import BenchkillError
 from benchkill.hooks import MISSED_KILLS_ENV, SLOWDOWN_ENV
+from tests.conftest import make_results
 
 DUMP = """# callgrind format
 version: 1
@@ -162,3 +165,18 @@ def test_counts_are_exact_across_processes_and_grow_with_the_slowdown_hook(monke
     # SLOWDOWN=1: the pass runs once more on the whole function
     for base, slower in zip(first.counts, slow.counts, strict=True):
         assert 1.8 < slower / base < 2.2
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_a_resumed_run_keeps_its_counting_choice():
+    from benchkill.cli.cmd_run import _counting
+
+    results = make_results(suites=("pass",))
+    command = ("benchkill", "run", "--suite", "pass", "--instructions-only")
+    results = replace(results, settings=replace(results.settings, command=command))
+    args = Namespace(resume=Path("r.json"), instructions=False, instructions_only=False)
+    [suite] = _counting(args, results)
+    assert isinstance(suite, CountingSuite) and suite.only
+    args.instructions = True
+    with pytest.raises(BenchkillError, match="r.json: was not run with --instructions$"):
+        _counting(args, results)

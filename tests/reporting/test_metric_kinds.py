@@ -118,6 +118,7 @@ def test_report_says_which_thresholds_were_used():
     assert report.per_kind and report.thresholds == thresholds_text(None)
     assert "1.005 instructions" in comparison_table(report)
     assert "exact" in comparison_table(report)
+    assert "118,703,646" in comparison_table(report)  # the median count, every digit
     assert compare(base, base, factor=1.2).thresholds.startswith("factor 1.2 ")
     assert report.to_dict()["thresholds"] == thresholds_text(None)
 

@@ -23,7 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "time: quick pass suite, B with BENCHKILL_INJECT_SLOWDOWN (default 0.10)."
     )
     p.add_argument("--metric", choices=METRICS, default="time", help="default time")
-    p.add_argument("--trials", type=types.int_at_least(1), default=10, help="default 10")
+    p.add_argument("--trials", type=types.int_at_least(2), default=10, help="default 10")
     p.add_argument(
         "--hook",
         type=types.positive_float,

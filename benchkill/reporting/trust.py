@@ -79,7 +79,7 @@ PLANS = {
             ("VM peak memory, every record (vm_peak_bytes)", r"\] vm_peak_bytes$"),
             (
                 "VM peak memory, kill-sensitive: benchkill's kills on chain, if_chain",
-                r"kill=(benchkill|beyond),.*workload=(chain|if_chain)\] vm_peak_bytes$",
+                r"kill=(benchkill|beyond),.*workload=(chain|if_chain)(-[^,\]]*)?\] vm_peak_bytes$",
             ),
         ),
     ),

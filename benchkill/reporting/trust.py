@@ -141,8 +141,8 @@ def run_trials(
     progress: Callable[[str], None] | None = None,
 ) -> tuple[list[Path], dict[float, list[Path]]]:
     """Run ``trials + 1`` A runs and ``trials`` B runs per hook value, alternating, into
-    ``directory``.  Files already there are kept (an interrupted measurement completes).
-    ``run`` (argv, environment) -> exit code."""
+    ``directory``.  Finished runs already there are kept and unfinished ones resumed (an
+    interrupted measurement completes).  ``run`` (argv, environment) -> exit code."""
     if trials < 1:
         raise BenchkillError("--trials must be at least 1")
     values = [values] if isinstance(values, (int, float)) else list(values)
@@ -158,15 +158,18 @@ def run_trials(
         if i < trials:
             order += [(directory / b_name(plan, v, i), v, b_paths[v]) for v in values]
     for path, value, paths in order:
-        if path.exists():
-            _check_reused(path, plan)
-        else:
+        finished = path.exists() and _check_reused(path, plan)
+        if not finished:
             env = {k: v for k, v in os.environ.items() if k not in HOOK_ENVS}
             if value is not None:
                 env[plan.hook] = f"{value:g}"
-            argv = [sys.executable, "-m", "benchkill", "run", *plan.run_args]
+            argv = [sys.executable, "-m", "benchkill", "run"]
+            # an interrupted run (its process killed) is completed, not started again
+            argv += (
+                ["--resume", str(path)] if path.exists() else [*plan.run_args, "--out", str(path)]
+            )
             t0 = time.monotonic()
-            code = run([*argv, "--out", str(path)], env)
+            code = run(argv, env)
             if code not in (0, 1) or not path.exists():
                 raise BenchkillError(f"the run for {path} failed (exit code {code})")
             if progress is not None:
@@ -175,13 +178,17 @@ def run_trials(
     return a_paths, b_paths
 
 
-def _check_reused(path: Path, plan: Plan) -> None:
-    command = load(path).settings.command
+def _check_reused(path: Path, plan: Plan) -> bool:
+    """Whether the existing run ``path`` is finished; a BenchkillError when another kind
+    of run made it."""
+    settings = load(path).settings
+    command = settings.command
     if not all(arg in command for arg in plan.run_args):
         raise BenchkillError(
             f"{path}: made by {' '.join(command)!r}, not by the {plan.metric} trust runs "
             f"(benchkill run {' '.join(plan.run_args)}); use another --dir"
         )
+    return settings.finished_at is not None
 
 
 def _subprocess(argv: list[str], env: dict[str, str]) -> int:

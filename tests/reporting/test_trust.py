@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from benchkill.errors import BenchkillError
 from benchkill.hooks import SLOWDOWN_ENV
 from benchkill.reporting.trust import PLANS, evaluate, run_trials
-from benchkill.results.store import save
+from benchkill.results.store import load, save
 from tests.conftest import BASE10, make_record, make_results
 
 PARAMS = {"bindings": 1000, "family": "chain", "impl": "benchkill"}
 
 
-def _run(cpu_scale: float, wall_scale: float, command=("run",)):
+def _run(cpu_scale: float, wall_scale: float, command=("run",), finished="2026-01-01T00:00:00"):
     """A pass run whose benchkill CPU and wall times are BASE10 scaled."""
     results = make_results(
         [
@@ -23,7 +24,8 @@ def _run(cpu_scale: float, wall_scale: float, command=("run",)):
             make_record([v * wall_scale for v in BASE10], "pass_time", params=PARAMS),
         ]
     )
-    return replace(results, settings=replace(results.settings, command=tuple(command)))
+    settings = replace(results.settings, command=tuple(command), finished_at=finished)
+    return replace(results, settings=settings)
 
 
 def test_cpu_time_alarms_only_on_the_slowdown_while_wall_time_drifts():
@@ -41,13 +43,23 @@ def test_run_trials_alternates_and_reuses_existing_runs(tmp_path):
     calls = []
 
     def fake_run(argv, env):
+        if "--resume" in argv:
+            path = Path(argv[argv.index("--resume") + 1])
+            calls.append((path.name, env.get(SLOWDOWN_ENV), ["--resume"]))
+            save(_run(1.0, 1.0, command=load(path).settings.command), path)
+            return 0
         name = argv[argv.index("--out") + 1].rsplit("/", 1)[-1]
         calls.append((name, env.get(SLOWDOWN_ENV), argv[argv.index("run") + 1 :][:3]))
         save(_run(1.0, 1.0, command=argv[argv.index("run") :]), tmp_path / name)
         return 0
 
     save(_run(1.0, 1.0, command=("run", "--suite", "pass", "--quick")), tmp_path / "a-0.json")
+    # a B run whose process was killed: unfinished, so it is resumed, not reused
+    command = ("run", "--suite", "pass", "--quick")
+    killed = _run(1.0, 1.0, command=command, finished=None)
+    save(killed, tmp_path / "b-slowdown-0.1-0.json")
     a_paths, b_paths = run_trials(2, [0.1, 0.25], tmp_path, run=fake_run)
+    assert calls[0] == ("b-slowdown-0.1-0.json", "0.1", ["--resume"])
     assert [(name, hook) for name, hook, _ in calls] == [
         ("b-slowdown-0.1-0.json", "0.1"),
         ("b-slowdown-0.25-0.json", "0.25"),
@@ -56,7 +68,7 @@ def test_run_trials_alternates_and_reuses_existing_runs(tmp_path):
         ("b-slowdown-0.25-1.json", "0.25"),
         ("a-2.json", None),
     ]
-    assert calls[0][2] == ["--suite", "pass", "--quick"]
+    assert calls[1][2] == ["--suite", "pass", "--quick"]
     assert [p.name for p in a_paths] == ["a-0.json", "a-1.json", "a-2.json"]
     assert [p.name for p in b_paths[0.25]] == ["b-slowdown-0.25-0.json", "b-slowdown-0.25-1.json"]
     with pytest.raises(BenchkillError, match="trials"):

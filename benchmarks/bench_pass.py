@@ -118,3 +118,26 @@ class PassPeakMemory:
 
     def peakmem_pass_tvm(self, family: str, bindings: int) -> None:
         self.passes["tvm"](self.mod)
+
+
+class PassInstructions:
+    """Instructions of one benchkill pass application, counted by valgrind's callgrind.
+
+    Exact from run to run (:mod:`benchkill.bench.instructions`: a child process under
+    ``valgrind --tool=callgrind --instr-atstart=no`` with a pinned environment), so a
+    1% slowdown stands out on any machine: ``asv continuous --factor 1.005 -b
+    instructions main HEAD``.  The median of 3 applications after a warm-up one.
+    """
+
+    params = (list(common.FAMILIES), list(common.SIZES))
+    param_names = ("family", "bindings")
+    unit = "instructions"
+    rounds = 1
+    timeout = 900
+
+    def track_pass_instructions(self, family: str, bindings: int) -> float:
+        from benchkill.bench.instructions import count
+        from benchkill.inputs.families import ops_for_bindings
+
+        counts = count(family, ops_for_bindings(family, bindings), "benchkill", repeats=3)
+        return float(statistics.median(counts.counts))

@@ -9,7 +9,8 @@ from pathlib import Path
 from benchkill.cli import args as types
 from benchkill.cli.outputs import shown
 from benchkill.reporting.formatting import code_text, comparison_table
-from benchkill.reporting.verdicts import DEFAULT_ALPHA, DEFAULT_FACTOR, compare
+from benchkill.reporting.verdicts import DEFAULT_ALPHA, compare, thresholds_text
+from benchkill.reporting.warnings import comparison_warnings
 from benchkill.results.asv_import import load_any
 from benchkill.results.store import Results
 
@@ -17,16 +18,19 @@ from benchkill.results.store import Results
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Compare two results files (benchkill's, or asv's .asv/results/<machine>/*.json), "
-        "measurement by measurement.  A regression or improvement needs both the ratio of "
-        "the medians beyond --factor and a two-sided Mann-Whitney U p-value below --alpha "
-        "on the raw samples; time and bytes are better lower, speedups higher.  Exit code 1 "
-        "on a regression or a newly failing case, so CI can gate on it."
+        "measurement by measurement.  A regression or improvement needs the ratio of the "
+        "medians beyond --factor and a two-sided Mann-Whitney U p-value below --alpha on "
+        "the raw samples; instruction counts are exact (the ratio alone decides), peak "
+        "bytes need an absolute change beyond max(1%%, 512 KiB); time and bytes are better "
+        "lower, speedups higher.  Exit code 1 on a regression or a newly failing case, so "
+        "CI can gate on it."
     )
     p.epilog = (
         "verdicts: regression, improvement, no change, noisy (IQR above 10% of the "
-        "median), insufficient samples (too few for --alpha), failed, missing.  On a "
-        "shared machine absolute times move between runs; speedup_vs_tvm, measured side "
-        'by side, moves least (README, "trust").\n\n'
+        "median), insufficient samples (too few for --alpha), failed, missing; exact: "
+        "both sides' samples identical, no test needed.  On a shared machine absolute "
+        "times move between runs; speedup_vs_tvm, measured side by side, moves less and "
+        'instruction counts not at all (README, "trust").\n\n'
         "example:\n"
         "  benchkill compare results/baseline-2core-vm/20261129T161726Z-d14a99c.json \\\n"
         "      results/<machine>/<new>.json --only speedup_vs_tvm"
@@ -36,8 +40,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--factor",
         type=types.factor,
-        default=DEFAULT_FACTOR,
-        help="ratio of medians that counts as a change (1.10: 10%%)",
+        default=None,
+        help="ratio that counts as a change (default per metric kind: "
+        + thresholds_text(None).replace("%", "%%")
+        + ")",
     )
     p.add_argument(
         "--alpha",
@@ -58,7 +64,7 @@ def mixed_code_warnings(files: list[tuple[Path, Results]]) -> list[str]:
     """One line per file whose records were measured by more than one commit (a run
     resumed with ``--allow-code-change``)."""
     return [
-        f"warning: {shown(path)} holds records measured by different code "
+        f"{shown(path)} holds records measured by different code "
         f"({code_text(results).removeprefix('mixed: ')})"
         for path, results in files
         if len(results.code_states) > 1
@@ -70,10 +76,11 @@ def run(args: argparse.Namespace) -> int:
     new = load_any(args.new)
     report = compare(base, new, factor=args.factor, alpha=args.alpha, only=args.only)
     warnings = mixed_code_warnings([(args.base, base), (args.new, new)])
+    warnings += comparison_warnings(base, new)
     if args.json:
         print(json.dumps({**report.to_dict(), "warnings": warnings}, indent=1))
     else:
         for line in warnings:
-            print(line)
+            print(f"warning: {line}")
         print(comparison_table(report))
     return report.exit_code

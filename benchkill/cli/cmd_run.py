@@ -120,6 +120,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="with --resume: continue even though the code changed since the file was "
         "measured (each record keeps its own commit; compare and report show the mix)",
     )
+    p.add_argument(
+        "--instructions",
+        action="store_true",
+        help="pass suite: also count each pass application's instructions under valgrind "
+        "(exact from run to run: pass_instructions, instructions_vs_tvm)",
+    )
+    p.add_argument(
+        "--instructions-only", action="store_true", help="pass suite: the counts without timing"
+    )
 
 
 def suite_names(spec: str) -> tuple[str, ...]:
@@ -154,8 +163,39 @@ def default_path(machine: Machine, now: datetime | None = None) -> Path:
     return Path("results") / machine.name / f"{stamp}-{machine.git_commit or 'nogit'}.json"
 
 
-def _command(names: tuple[str, ...], quick: bool) -> tuple[str, ...]:
-    return ("benchkill", "run", "--suite", ",".join(names)) + (("--quick",) if quick else ())
+def _command(names: tuple[str, ...], quick: bool, counting: str = "") -> tuple[str, ...]:
+    return (
+        ("benchkill", "run", "--suite", ",".join(names))
+        + (("--quick",) if quick else ())
+        + ((counting,) if counting else ())
+    )
+
+
+def _counting_flag(args: argparse.Namespace) -> str:
+    if args.instructions_only:
+        return "--instructions-only"
+    return "--instructions" if args.instructions else ""
+
+
+def _counting(args: argparse.Namespace, results: Results) -> list:
+    """The suites, the pass suite counting instructions with --instructions[-only] (a
+    resumed run keeps its own choice); valgrind is checked before any file is made."""
+    suites = _load_suites(results.settings.suites)
+    flags = ("--instructions-only", "--instructions")
+    given = _counting_flag(args)
+    counting = next((f for f in flags if f in results.settings.command), None)
+    if args.resume is not None and given and given != counting:
+        raise BenchkillError(f"{args.resume}: was not run with {given}")
+    if counting is None:
+        return suites
+    if "pass" not in results.settings.suites:
+        raise BenchkillError(f"{counting} counts the pass suite: add --suite pass")
+    from benchkill.bench.instruction_records import CountingSuite
+    from benchkill.bench.instructions import find_instrument
+
+    find_instrument()
+    only = counting == "--instructions-only"
+    return [CountingSuite(s, only) if s.NAME == "pass" else s for s in suites]
 
 
 def _code(state: CodeState) -> str:
@@ -260,7 +300,10 @@ def _prepare(args: argparse.Namespace, stack: ExitStack) -> tuple[ResultsFile, l
     quick = bool(args.quick)
     suites = _load_suites(names)
     settings = RunSettings(
-        suites=names, quick=quick, command=_command(names, quick), started_at=utc_now()
+        suites=names,
+        quick=quick,
+        command=_command(names, quick, _counting_flag(args)),
+        started_at=utc_now(),
     )
     if args.out is not None:
         check_new_file(args.out)
@@ -275,6 +318,7 @@ def run(args: argparse.Namespace) -> int:
     remove_stale_work_dirs()  # of runs killed before they could remove them
     with ExitStack() as stack:
         sink, suites = _prepare(args, stack)
+        suites = _counting(args, sink.results)
         path = shown(sink.path)
         try:
             results = run_suites(suites, sink, make_progress(sys.stderr))

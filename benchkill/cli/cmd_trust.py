@@ -3,69 +3,91 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from benchkill.cli import args as types
 from benchkill.cli.outputs import check_directory, writing
 from benchkill.reporting.verdicts import DEFAULT_ALPHA
 
+METRICS = ("instructions", "memory", "time")
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.description = (
-        "Run TRIALS quick pass-suite runs of the code as it is (A) and as many with "
-        "BENCHKILL_INJECT_SLOWDOWN=SLOWDOWN (B), alternating, into DIR (existing runs there "
-        "are reused), then count how often compare reports a regression: A/A (each A run "
-        "against the next) should never, A/B (each A run against its B run) always.  It "
-        "tells how far compare's verdicts can be trusted on this machine."
+        "Run TRIALS+1 runs of the code as it is (A) and TRIALS with a test hook set (B), "
+        "alternating, into DIR (existing runs there are reused), then count how often "
+        "compare reports a regression: A/A (each A run against the next) should never, A/B "
+        "(each A run against the B run after it) always.  --metric instructions: quick "
+        "pass-suite instruction counts, B with BENCHKILL_INJECT_SLOWDOWN (default 0.01); "
+        "memory: quick vm suite, B with BENCHKILL_INJECT_MISSED_KILLS (default 0.25); "
+        "time: quick pass suite, B with BENCHKILL_INJECT_SLOWDOWN (default 0.10)."
     )
-    p.epilog = (
-        "It runs 2 x TRIALS quick pass-suite runs in child processes, about 17 s each on 2 "
-        "cores (--trials 2 took 67 s): about 6 minutes for the default 10 trials.  Runs "
-        "already in DIR are reused, so the same DIR can be judged again with another "
-        "--factor or --alpha in seconds.\n\n"
-        "example:\n"
-        "  benchkill trust --trials 10 --slowdown 0.10 --dir trust-runs\n"
-        "  benchkill trust --trials 10 --dir trust-runs --factor 1.10   # same runs"
+    p.add_argument(
+        "--metric",
+        choices=METRICS,
+        default="time",
+        help="the metric whose alerts are judged (default: time)",
     )
     p.add_argument(
         "--trials",
         type=types.int_at_least(2),
         default=10,
-        help="runs of each kind, A and B; at least 2",
+        help="B runs, and A runs one more (default: 10)",
+    )
+    p.add_argument(
+        "--hook",
+        type=types.positive_float,
+        action="append",
+        metavar="VALUE",
+        help="the hook's value in the B runs, repeat for several (default: 0.01 for "
+        "instructions, 0.25 for memory, 0.10 for time)",
     )
     p.add_argument(
         "--slowdown",
         type=types.positive_float,
-        default=0.10,
-        help="extra work of the B runs, as a fraction of the pass's own time",
+        action="append",
+        help="same as --hook (default: none)",
     )
-    p.add_argument(
-        "--dir", default="trust-runs", help="directory of the runs (created; runs in it reused)"
-    )
+    p.add_argument("--dir", help="where the runs go (default trust-runs/<metric>)")
     p.add_argument(
         "--factor",
         type=types.factor,
-        default=1.05,
-        help="ratio of medians compare needs to call a change (as compare --factor)",
+        default=None,
+        help="threshold of a change (default: compare's, per metric kind)",
     )
     p.add_argument(
         "--alpha",
         type=types.alpha,
         default=DEFAULT_ALPHA,
-        help="significance level of compare's Mann-Whitney U test",
+        help="significance level of compare's Mann-Whitney U test (default: %(default)s)",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchkill.reporting.trust import measure
+    from benchkill.reporting.trust import PLANS, measure
 
-    directory = Path(args.dir)
+    plan = PLANS[args.metric]
+    values = (args.hook or []) + (args.slowdown or []) or [plan.default]
+    directory = Path(args.dir or f"trust-runs/{args.metric}")
     check_directory(directory, what="runs")
     with writing(directory):
-        rows = measure(args.trials, args.slowdown, directory, args.factor, args.alpha)
-    print(f"factor {args.factor}, alpha {args.alpha}, slowdown {args.slowdown:.0%}:")
-    print("| records judged | A/A false alarms | A/B detections |")
-    print("|---|---|---|")
+        rows = measure(
+            args.trials,
+            values,
+            directory,
+            args.factor,
+            args.alpha,
+            plan,
+            progress=lambda text: print(text, file=sys.stderr, flush=True),
+        )
+    factor = "compare's defaults" if args.factor is None else f"factor {args.factor:g}"
+    print(f"{args.metric}: {factor}, alpha {args.alpha:g}, runs in {directory}:")
+    print(f"| records judged | A/A false alarms | A/B detections | {plan.hook} |")
+    print("|---|---|---|---|")
     for t in rows:
-        print(f"| {t.selection} | {t.false_alarms}/{t.aa_trials} | {t.detections}/{t.ab_trials} |")
+        print(
+            f"| {t.selection} | {t.false_alarms}/{t.aa_trials} | "
+            f"{t.detections}/{t.ab_trials} | {t.value:g} |"
+        )
     return 0

@@ -18,15 +18,12 @@ computes TVM's result in every mode, exactly and whatever the caller's PassConte
 from __future__ import annotations
 
 import gc
-import os
-import time
 
 import tvm
 from tvm import relax
 
 from benchkill.errors import BenchkillError
-from benchkill.hooks import SLOWDOWN_ENV
-from benchkill.passes import fallback
+from benchkill.passes import fallback, injection
 from benchkill.passes.canonicalize import Unsupported
 from benchkill.passes.last_use import NeedsTVMCanonicalization, sweep_function
 from benchkill.passes.plan import plan_kills
@@ -71,19 +68,16 @@ class _KillAfterLastUsePass:
     def __init__(self, exclude_null_value: bool, tvm_compatible: bool) -> None:
         self.exclude_null_value = exclude_null_value
         self.tvm_compatible = tvm_compatible
-        self.slowdown = _slowdown_from_env()  # read once: nothing per call when unset
+        self.injection = injection.from_env()  # the test hooks; None when unset
 
     def transform_function(self, func, _mod, _ctx):
-        if not self.slowdown:
-            return kill_function(
-                func, exclude_null_value=self.exclude_null_value, tvm_compatible=self.tvm_compatible
-            )
-        start = time.perf_counter()
-        result = kill_function(
+        result = self._kill(func)
+        return result if self.injection is None else self.injection.apply(func, result, self._kill)
+
+    def _kill(self, func):
+        return kill_function(
             func, exclude_null_value=self.exclude_null_value, tvm_compatible=self.tvm_compatible
         )
-        _busy_wait(self.slowdown * (time.perf_counter() - start))
-        return result
 
 
 class _CheckedPass(_KillAfterLastUsePass):  # type: ignore[misc,valid-type]
@@ -111,21 +105,3 @@ def KillAfterLastUse(  # noqa: N802  (named like the TVM pass it replaces)
         kept after nested ``If`` bindings, so programs with control flow free memory.
     """
     return _CheckedPass(bool(exclude_null_value), bool(tvm_compatible))
-
-
-def _slowdown_from_env() -> float:
-    """The test hook ``BENCHKILL_INJECT_SLOWDOWN``: extra busy work per call, as a
-    fraction of the pass's own time (0 when unset), read when the pass is made."""
-    raw = os.environ.get(SLOWDOWN_ENV)
-    if not raw:
-        return 0.0
-    try:
-        return float(raw)
-    except ValueError:
-        raise BenchkillError(f"{SLOWDOWN_ENV}={raw!r} is not a number") from None
-
-
-def _busy_wait(seconds: float) -> None:
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        pass

@@ -33,6 +33,8 @@ def format_value(value: float | None, unit: str) -> str:
         return f"{value:.0f} B"
     if unit == "ratio":
         return f"{value:.3g}x"
+    if unit == "instructions":  # exact counts: every digit
+        return f"{value:,.0f}"
     return f"{value:.4g} {unit}".rstrip()
 
 
@@ -72,7 +74,7 @@ def comparison_table(report: CompareReport) -> str:
             for i in range(len(widths))
         ]
         lines.append("  ".join(cells + [row[-1]]).rstrip())
-    summary = f"{verdict_counts(report)} (factor {report.factor:g}, alpha {report.alpha:g})"
+    summary = f"{verdict_counts(report)} ({report.thresholds}; alpha {report.alpha:g})"
     lines.append(f"\n{summary}")
     return "\n".join(lines)
 

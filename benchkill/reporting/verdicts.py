@@ -1,11 +1,28 @@
 """Classify the difference between two runs: regression, improvement, no change, ...
 
 Kept apart from printing (``benchkill compare`` prints, ``benchkill report`` renders
-Markdown, tests check the verdicts).  A verdict of regression or improvement needs two
-things at once, as asv's ``continuous`` does: the ratio of medians beyond ``factor``
-*and* a significant Mann-Whitney U test on the raw samples (two-sided p < ``alpha``).
-When the sample counts are too small for the test ever to reach ``alpha``, the verdict
-says so instead of guessing.
+Markdown, tests check the verdicts).  What counts as a change depends on the metric's
+kind (:func:`metric_kind`):
+
+* **time** (seconds, and ratios such as ``speedup_vs_tvm``): as asv's ``continuous``
+  does, the ratio of medians beyond ``factor`` (default 1.10) *and* a significant
+  Mann-Whitney U test on the raw samples (two-sided p < ``alpha``).  When the sample
+  counts are too small for the test ever to reach ``alpha``, the verdict says so
+  instead of guessing.  Samples that are all identical on both sides (or declared
+  ``extra["deterministic"]``) are exact: the ratio decides alone.
+* **instructions** (unit ``instructions``, or ``extra["kind"] == "instructions"``, e.g.
+  ``instructions_vs_tvm``): callgrind's counts are exact from run to run, so the
+  ratio of medians beyond ``factor`` (default 1.005) decides alone, no test; the
+  table's notes say "exact".  Repeats within one process differ by ~0.1% (heap
+  state), identically in every process, so the medians compare exactly.
+* **bytes**: peaks equal within a run still move between runs of the same code, so they
+  are never "exact": a change must exceed an absolute tolerance, the larger of 1% of
+  the base median and 512 KiB (:data:`BYTES_FLOOR`; with an explicit ``factor``,
+  ``factor - 1`` replaces the 1%), and when the samples vary within a run, the U test
+  must agree too.  Measured here (quick vm suite, each variant in a fresh child): the
+  re-kill scenario's peak moves by 0-96 KiB; the MLP's is 4,364 or 4,624 KiB (one
+  260 KiB block the pooled allocator reuses or not), within a run and between runs,
+  so a 256 KiB floor would alarm on unchanged code; 512 KiB is twice that block.
 
 Printing lives in :mod:`benchkill.reporting.formatting`; asv result files are read by
 :mod:`benchkill.results.asv_import` into the same :class:`Results`.
@@ -36,11 +53,20 @@ VERDICTS = (REGRESSION, FAILED_VERDICT, IMPROVEMENT, INSUFFICIENT, NOISY, NO_CHA
 DEFAULT_FACTOR = 1.10
 DEFAULT_ALPHA = 0.002
 
+#: Metric kinds (:func:`metric_kind`) and their default thresholds.
+TIME, INSTRUCTIONS, BYTES = "time", "instructions", "bytes"
+DEFAULT_FACTORS = {TIME: DEFAULT_FACTOR, INSTRUCTIONS: 1.005}
+#: Peak bytes: a change must exceed max(BYTES_RELATIVE * base median, BYTES_FLOOR).
+BYTES_RELATIVE = 0.01
+BYTES_FLOOR = 512 * 1024
+EXACT_NOTE = "exact"
+
 # Which direction is better, in one place.  A metric's own entry wins over its unit's;
 # a record can override both with ``extra["better"] = "lower" | "higher"``.  Anything
 # unknown is lower-is-better (time and memory, as asv assumes).
 BETTER_BY_METRIC = {
     "speedup_vs_tvm": "higher",
+    "instructions_vs_tvm": "higher",
     "peak_over_bound": "lower",
     # the same quantities as benchkill's asv suite names them (see results.asv_import)
     "pass_speedup": "higher",
@@ -50,7 +76,26 @@ BETTER_BY_UNIT = {
     "seconds": "lower",
     "bytes": "lower",
     "ratio": "higher",
+    "instructions": "lower",
 }
+
+
+def metric_kind(unit: str, extra: dict[str, Any] | None = None) -> str:
+    """:data:`INSTRUCTIONS`, :data:`BYTES` or :data:`TIME` (everything else)."""
+    unit = canonical_unit(unit)
+    if unit == INSTRUCTIONS or (extra or {}).get("kind") == INSTRUCTIONS:
+        return INSTRUCTIONS
+    return BYTES if unit == "bytes" else TIME
+
+
+def thresholds_text(factor: float | None) -> str:
+    """What counts as a change, in words: ``factor 1.1 (times), 1.005 (instructions), ...``."""
+    if factor is not None:
+        return f"factor {factor:g} (bytes: max({factor - 1:.3g} x base, {BYTES_FLOOR // 1024} KiB))"
+    return (
+        f"factor {DEFAULT_FACTORS[TIME]:g} times, {DEFAULT_FACTORS[INSTRUCTIONS]:g} "
+        f"instructions; bytes max({BYTES_RELATIVE:.0%}, {BYTES_FLOOR // 1024} KiB)"
+    )
 
 
 def better_direction(metric: str, unit: str, extra: dict[str, Any] | None = None) -> str:
@@ -89,8 +134,15 @@ class CompareReport:
     """All comparisons of two runs and the thresholds used."""
 
     comparisons: tuple[Comparison, ...]
-    factor: float
+    factor: float  # the factor of times (the one given, or DEFAULT_FACTOR)
     alpha: float
+    #: True when no factor was given: each metric kind had its default (module docstring)
+    per_kind: bool = False
+
+    @property
+    def thresholds(self) -> str:
+        """What counted as a change, in words (:func:`thresholds_text`)."""
+        return thresholds_text(None if self.per_kind else self.factor)
 
     def count(self, verdict: str) -> int:
         return sum(c.verdict == verdict for c in self.comparisons)
@@ -107,6 +159,7 @@ class CompareReport:
     def to_dict(self) -> dict[str, Any]:
         return {
             "factor": self.factor,
+            "thresholds": self.thresholds,
             "alpha": self.alpha,
             "counts": {v: self.count(v) for v in VERDICTS},
             "comparisons": [_finite(dict(asdict(c), label=c.label)) for c in self.comparisons],
@@ -124,15 +177,24 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _deterministic(a: ResultRecord, b: ResultRecord) -> bool:
-    """Both runs measured a quantity without noise (declared, or repeated identically)."""
-    if a.extra.get("deterministic") and b.extra.get("deterministic"):
+def _exact(kind: str, a: ResultRecord, b: ResultRecord) -> bool:
+    """Both runs measured a quantity without noise: instruction counts, records declared
+    ``extra["deterministic"]``, or times repeated identically (bytes never qualify by
+    their samples alone: equal within a run, they still move between runs)."""
+    if kind == INSTRUCTIONS or (a.extra.get("deterministic") and b.extra.get("deterministic")):
         return True
-    return all(len(r.samples) >= 2 and len(set(r.samples)) == 1 for r in (a, b))
+    return kind == TIME and _identical(a) and _identical(b)
 
 
-def classify(base: ResultRecord, new: ResultRecord, factor: float, alpha: float) -> Comparison:
-    """The verdict for one measurement present in both runs."""
+def _identical(record: ResultRecord) -> bool:
+    return len(record.samples) >= 2 and len(set(record.samples)) == 1
+
+
+def classify(
+    base: ResultRecord, new: ResultRecord, factor: float | None, alpha: float
+) -> Comparison:
+    """The verdict for one measurement present in both runs (``factor`` None: the
+    default of the metric's kind, see the module docstring)."""
     better = better_direction(new.metric, new.unit, new.extra)
 
     def result(verdict, ratio=None, p=None, notes=()):
@@ -165,22 +227,36 @@ def classify(base: ResultRecord, new: ResultRecord, factor: float, alpha: float)
     if base.summary is None or new.summary is None:
         return result(INSUFFICIENT, notes=["no samples"])
 
+    kind = metric_kind(new.unit, new.extra)
     b, n = base.summary.median, new.summary.median
     ratio = (1.0 if n == 0 else math.inf) if b == 0 else n / b
+    lower = better == "lower"
     notes = []
-    noisy = is_noisy(base.summary) or is_noisy(new.summary)
+    if kind == BYTES:
+        relative = BYTES_RELATIVE if factor is None else factor - 1
+        tolerance = max(relative * abs(b), BYTES_FLOOR)
+        worse = (n - b > tolerance) if lower else (b - n > tolerance)
+        improved = (b - n > tolerance) if lower else (n - b > tolerance)
+        notes.append(f"tolerance {tolerance / 1024:.0f} KiB")
+    else:
+        f = DEFAULT_FACTORS[kind] if factor is None else factor
+        worse = ratio > f if lower else ratio < 1 / f
+        improved = ratio < 1 / f if lower else ratio > f
+    exact = _exact(kind, base, new)
+    if exact:
+        notes.insert(0, EXACT_NOTE)
+    noisy = not exact and (is_noisy(base.summary) or is_noisy(new.summary))
     if noisy:
         notes.append("noisy (IQR > 10% of median)")
-    lower = better == "lower"
-    worse = ratio > factor if lower else ratio < 1 / factor
-    improved = ratio < 1 / factor if lower else ratio > factor
     quiet = NOISY if noisy else NO_CHANGE
     if not (worse or improved):
         return result(quiet, ratio, notes=notes)
 
     changed = REGRESSION if worse else IMPROVEMENT
-    if _deterministic(base, new):
-        return result(changed, ratio, notes=notes + ["deterministic samples"])
+    if exact:
+        return result(changed, ratio, notes=notes)
+    if kind == BYTES and _identical(base) and _identical(new):
+        return result(changed, ratio, notes=notes + ["samples identical within each run"])
     test = mann_whitney_u(base.samples, new.samples)
     if test.p_value < alpha:
         return result(changed, ratio, test.p_value, notes)
@@ -233,11 +309,12 @@ def _missing(record: ResultRecord, side: str, other: Results) -> Comparison:
 def compare(
     base: Results,
     new: Results,
-    factor: float = DEFAULT_FACTOR,
+    factor: float | None = None,
     alpha: float = DEFAULT_ALPHA,
     only: re.Pattern[str] | None = None,
 ) -> CompareReport:
-    """Match records by (suite, name, params, metric) and classify each pair.
+    """Match records by (suite, name, params, metric) and classify each pair
+    (``factor`` None: each metric kind's default).
 
     A FAILED "case" record (the runner's record of a case that raised) explains the
     records of that case missing from the other run.
@@ -268,4 +345,6 @@ def compare(
     comparisons += [_missing(b[k], "base", new) for k in b if k not in n]
     comparisons += [_missing(n[k], "new", base) for k in n if k not in b]
     comparisons.sort(key=lambda c: VERDICTS.index(c.verdict))
-    return CompareReport(tuple(comparisons), factor, alpha)
+    return CompareReport(
+        tuple(comparisons), DEFAULT_FACTOR if factor is None else factor, alpha, factor is None
+    )

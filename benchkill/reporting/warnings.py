@@ -3,7 +3,8 @@
 :func:`comparison_warnings` checks a base run against a new one and says, in one line
 each, what makes their comparison doubtful: different machines, a quick run against a
 full one, other apache-tvm / Python / benchkill versions or suites, uncommitted code, or
-the same clean commit on both sides (then every verdict is the machine's noise).  The
+the same clean commit on both sides (then every verdict is the machine's noise), other
+instrument settings or test hooks behind instruction counts.  The
 report prints them above its comparison; ``benchkill compare`` can print them above its
 table.  A check is a function of (base, new) in :data:`CHECKS`; add one there.
 """
@@ -103,6 +104,49 @@ def same_code(base: Results, new: Results) -> str | None:
 
 
 Check = Callable[[Results, Results], "str | None"]
+
+
+def _instrument_settings(results: Results) -> list[dict]:
+    """The distinct instrument settings of a run's records (``extra["instrument"]``)."""
+    seen: list[dict] = []
+    for r in results.records:
+        settings = r.extra.get("instrument")
+        if settings and settings not in seen:
+            seen.append(settings)
+    return seen
+
+
+def _settings_changes(a: dict, b: dict) -> list[str]:
+    flat_a = {**{k: v for k, v in a.items() if k != "env"}, **a.get("env", {})}
+    flat_b = {**{k: v for k, v in b.items() if k != "env"}, **b.get("env", {})}
+    return [
+        f"{k} {flat_a.get(k, '-')} -> {flat_b.get(k, '-')}"
+        for k in sorted(set(flat_a) | set(flat_b))
+        if flat_a.get(k) != flat_b.get(k)
+    ]
+
+
+def instrument(base: Results, new: Results) -> str | None:
+    """Instruction counts measured under other instrument settings (valgrind version,
+    callgrind options, the child's pinned environment), or with test hooks set."""
+    a, b = _instrument_settings(base), _instrument_settings(new)
+    parts = []
+    if a and b and a != b:
+        parts.append("instrument settings differ: " + ", ".join(_settings_changes(a[0], b[-1])))
+    hooks = {
+        side: sorted(
+            {f"{k}={v}" for r in res.records for k, v in r.extra.get("test_hooks", {}).items()}
+        )
+        for side, res in (("base", base), ("new", new))
+    }
+    if hooks["base"] != hooks["new"]:
+        parts.append(
+            "test hooks differ (a deliberately worse pass): "
+            + "; ".join(f"{side} {' '.join(h) or 'none'}" for side, h in hooks.items())
+        )
+    return "; ".join(parts) if parts else None
+
+
 #: The checks, in the order their warnings are printed.
 CHECKS: tuple[Check, ...] = (
     different_machine,
@@ -111,6 +155,7 @@ CHECKS: tuple[Check, ...] = (
     suites,
     dirty,
     same_code,
+    instrument,
 )
 
 

@@ -122,9 +122,7 @@ def build_workspace(w: Path) -> None:
     _fake_run(w / "locked.json")
     trust = w / "trust-broken"
     trust.mkdir()
-    for name in ("a-0", "b-0", "a-1", "b-1"):
-        write_results(trust / f"{name}.json")
-    (trust / "b-1.json").write_text("{garbage")
+    (trust / "a-0.json").write_text("{garbage")  # a trust run's name, not a results file
 
 
 # (id, argv, fragment of the error line).  {w} is the workspace.
@@ -198,7 +196,7 @@ MATRIX = [
     ("trust: factor", ["trust", "--factor", "0.9"], "above 1"),
     ("trust: alpha", ["trust", "--alpha", "1.5"], "between 0 and 1"),
     ("trust: dir is a file", ["trust", "--dir", "afile", "--trials", "2"], "not a directory"),
-    ("trust: broken run", ["trust", "--dir", "trust-broken", "--trials", "2"], "b-1.json"),
+    ("trust: broken run", ["trust", "--dir", "trust-broken", "--trials", "2"], "a-0.json"),
     # --- plot --------------------------------------------------------------------------
     ("plot: missing", ["plot", "missing.json", "--out", "figs"], "no such file"),
     ("plot: empty", ["plot", "empty.json", "--out", "figs"], "empty file"),

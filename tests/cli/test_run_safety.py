@@ -63,7 +63,9 @@ def test_resume_onto_other_code_refuses_unless_allowed_and_records_keep_their_co
     assert out[0] == f"warning: {path} holds records measured by different code (aaaaaaa, bbbbbbb)"
     assert out[1] == out[0]  # base and new: the same file here
     assert main(["compare", str(path), str(path), "--json"]) == 0
-    assert len(json.loads(capsys.readouterr().out)["warnings"]) == 2
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    assert len(warnings) == 3 and warnings[0] == warnings[1]
+    assert warnings[2].startswith("both runs measured the same code")
     report = tmp_path / "report.md"
     assert main(["report", str(path), "--out", str(report)]) == 0
     assert "| mixed: aaaaaaa, bbbbbbb |" in report.read_text()

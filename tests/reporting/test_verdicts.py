@@ -87,23 +87,14 @@ def test_noisy_runs_are_flagged_but_still_classified():
 
 
 def test_deterministic_measurements_need_no_test():
-    assert (
-        classify(rec([100] * 3, unit="bytes"), rec([120] * 3, unit="bytes"), 1.1, 0.002).verdict
-        == REGRESSION
-    )
+    # identical times on both sides: the ratio alone decides, and the notes say "exact"
+    c = classify(rec([1.0] * 3), rec([1.2] * 3), None, 0.002)
+    assert c.verdict == REGRESSION and c.notes[0] == "exact" and c.p_value is None
     declared = {"deterministic": True}
-    c = classify(
-        rec([100], unit="bytes", extra=declared),
-        rec([80], unit="bytes", extra=declared),
-        1.1,
-        0.002,
-    )
-    assert c.verdict == IMPROVEMENT and "deterministic samples" in c.notes
+    c = classify(rec([100], extra=declared), rec([80], extra=declared), 1.1, 0.002)
+    assert c.verdict == IMPROVEMENT and "exact" in c.notes
     # a single undeclared sample proves nothing
-    assert (
-        classify(rec([100], unit="bytes"), rec([120], unit="bytes"), 1.1, 0.002).verdict
-        == INSUFFICIENT
-    )
+    assert classify(rec([1.0]), rec([1.2]), 1.1, 0.002).verdict == INSUFFICIENT
 
 
 def test_higher_is_better_metrics_invert_the_verdict():
@@ -216,8 +207,8 @@ def test_only_filters_by_label():
 
 
 def test_json_form_is_strict_json():
-    base = make_results([rec([0.0] * 3, unit="bytes")])
-    new = make_results([rec([5.0] * 3, unit="bytes")])
+    base = make_results([rec([0.0] * 3, unit="instructions")])
+    new = make_results([rec([5.0] * 3, unit="instructions")])
     data = compare(base, new).to_dict()
     text = json.dumps(data, allow_nan=False)
     assert json.loads(text)["comparisons"][0]["ratio"] is None  # infinite ratio

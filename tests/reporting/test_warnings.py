@@ -3,7 +3,7 @@
 from dataclasses import replace
 
 from benchkill.reporting.warnings import CHECKS, comparison_warnings
-from tests.conftest import make_results
+from tests.conftest import make_record, make_results
 
 
 def test_runs_of_one_setup_and_different_commits_get_no_warning():
@@ -35,10 +35,39 @@ def test_a_few_hundred_kib_of_memory_is_the_same_machine():
     base = make_results(git_commit="abc1234", memory_bytes=25276510208)
     new = replace(base, machine=replace(base.machine, memory_bytes=25276059648, git_commit="x"))
     assert comparison_warnings(base, new) == []
-    assert len(CHECKS) == 6
+    assert len(CHECKS) == 7
 
 
 def test_the_same_clean_commit_on_both_sides_is_noise():
     base = make_results(git_commit="abc1234", git_dirty=False)
     (warning,) = comparison_warnings(base, base)
     assert warning.startswith("both runs measured the same code (commit abc1234)")
+
+
+def _counted(settings, hooks=None):
+    extra = {"kind": "instructions", "instrument": settings}
+    if hooks:
+        extra["test_hooks"] = hooks
+    return make_record([1.0e8] * 3, "pass_instructions", "instructions", extra=extra)
+
+
+SETTINGS = {"tool": "callgrind", "valgrind": "valgrind-3.19.0", "env": {"PYTHONHASHSEED": "0"}}
+
+
+def test_other_instrument_settings_or_test_hooks_get_a_line():
+    base = make_results([_counted(SETTINGS)])
+    assert comparison_warnings(base, base) == []
+    other = {**SETTINGS, "valgrind": "valgrind-3.22.0", "env": {"PYTHONHASHSEED": "1"}}
+    (line,) = comparison_warnings(base, make_results([_counted(other)]))
+    assert line == (
+        "instrument settings differ: PYTHONHASHSEED 0 -> 1, valgrind valgrind-3.19.0 -> "
+        "valgrind-3.22.0"
+    )
+    slowed = make_results([_counted(SETTINGS, {"BENCHKILL_INJECT_SLOWDOWN": "0.01"})])
+    (line,) = comparison_warnings(base, slowed)
+    assert line == (
+        "test hooks differ (a deliberately worse pass): base none; "
+        "new BENCHKILL_INJECT_SLOWDOWN=0.01"
+    )
+    # a run without counts against one with them: nothing to warn about
+    assert comparison_warnings(make_results([make_record()]), base) == []

@@ -70,6 +70,10 @@ TIME, MEMORY, SPEEDUP = "pass_time", "pass_peak_python_memory", "speedup_vs_tvm"
 #: processes do not add to it, but on a virtual machine time the hypervisor takes from the
 #: vCPU does (measured: it drifts between runs like wall time, see README "trust").
 CPU_TIME = "pass_cpu_time"
+#: ``benchkill run --instructions``: the implementations counted under callgrind, the
+#: largest case counted (30,000 bindings cost 1-2 minutes per implementation there) and
+#: the counted applications per case (after a warm-up one).
+COUNTED_IMPLS, COUNTED_MAX_BINDINGS, COUNTED_REPEATS = ("benchkill", "tvm"), 30_000, 3
 
 
 def min_repeats(bindings: int) -> int:
@@ -115,6 +119,16 @@ def cases(quick: bool) -> list[CaseSpec]:
     pairs = [(bindings, family) for bindings in SIZES for family in GENERATED]
     pairs += [(bindings, MODEL) for bindings in MODEL_SIZES]
     return [case(family, bindings) for bindings, family in sorted(pairs, key=lambda p: p[0])]
+
+
+def instruction_records(spec: CaseSpec) -> list[Record]:
+    """``pass_instructions`` per counted implementation and ``instructions_vs_tvm`` of one
+    case (:mod:`benchkill.bench.instruction_records`); none above :data:`COUNTED_MAX_BINDINGS`."""
+    if spec.params["bindings"] > COUNTED_MAX_BINDINGS:
+        return []
+    from benchkill.bench.instruction_records import case_records
+
+    return case_records(NAME, spec, COUNTED_IMPLS, COUNTED_REPEATS)
 
 
 def structural_mismatch(actual: tvm.IRModule, expected: tvm.IRModule) -> str | None:

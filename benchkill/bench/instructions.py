@@ -79,7 +79,7 @@ MALLOC_ENV = {
 #: callgrind options besides the output files: nothing counted until the child's first
 #: start request; per-function costs only (small dump files).
 CALLGRIND_OPTIONS = ("--tool=callgrind", "--instr-atstart=no", "--dump-line=no", "--dump-instr=no")
-#: Seconds one child may take (a 30,000-binding TVM case takes 1-2 minutes here).
+#: Seconds one child may take per case (a 30,000-binding TVM case takes 1-2 minutes here).
 CHILD_TIMEOUT = 1800.0
 
 
@@ -185,8 +185,11 @@ def parse_dump(path: str | os.PathLike) -> tuple[str | None, int]:
     return label, int(totals[0])
 
 
-def collect_counts(out_dir: Path, pid: int, repeats: int) -> tuple[int, list[int]]:
-    """(warm-up count, per-repeat counts) from the child's callgrind files in ``out_dir``."""
+def collect_counts(
+    out_dir: Path, pid: int, repeats: int, cases: int = 1
+) -> list[tuple[int, list[int]]]:
+    """Per case, (warm-up count, per-repeat counts) from the child's callgrind files in
+    ``out_dir`` (labels ``<case>:warmup``, ``<case>:repeat-<i>``)."""
     by_label: dict[str, int] = {}
     for path in sorted(out_dir.glob(f"callgrind.out.{pid}*")):
         label, total = parse_dump(path)
@@ -196,11 +199,16 @@ def collect_counts(out_dir: Path, pid: int, repeats: int) -> tuple[int, list[int
         if key in by_label:
             raise BenchkillError(f"two callgrind dumps labelled {key!r} in {out_dir}")
         by_label[key] = total
-    wanted = ["warmup"] + [f"repeat-{i}" for i in range(repeats)]
-    missing = [k for k in wanted if k not in by_label]
-    if missing:
-        raise BenchkillError(f"callgrind dumps missing for {missing} (found {sorted(by_label)})")
-    return by_label["warmup"], [by_label[f"repeat-{i}"] for i in range(repeats)]
+    per_case = []
+    for case in range(cases):
+        wanted = [f"{case}:warmup"] + [f"{case}:repeat-{i}" for i in range(repeats)]
+        missing = [k for k in wanted if k not in by_label]
+        if missing:
+            raise BenchkillError(
+                f"callgrind dumps missing for {missing} (found {sorted(by_label)})"
+            )
+        per_case.append((by_label[wanted[0]], [by_label[k] for k in wanted[1:]]))
+    return per_case
 
 
 # --- one child -----------------------------------------------------------------------
@@ -241,6 +249,21 @@ def count(
 ) -> Counts:
     """Instructions of ``repeats`` applications of ``impl``'s pass (after a warm-up) on
     ``generate(family, n_ops, seed)``, in one child process under callgrind."""
+    [counts] = count_cases([(family, n_ops, seed)], impl, repeats, instrument, environ, timeout)
+    return counts
+
+
+def count_cases(
+    cases: Sequence[tuple[str, int, int]],
+    impl: str,
+    repeats: int,
+    instrument: Instrument | None = None,
+    environ: dict[str, str] | None = None,
+    timeout: float = CHILD_TIMEOUT,
+) -> list[Counts]:
+    """:func:`count` of every ``(family, n_ops, seed)`` case, one after the other in one
+    child process (``timeout`` seconds per case); one :class:`Counts` per case, whose
+    ``wall_seconds`` and ``cpu_seconds`` are the whole child's."""
     instrument = instrument or find_instrument()
     with tempfile.TemporaryDirectory(prefix="benchkill-instr-") as tmp:
         code_dir = _copy_package(Path(tmp) / "code")
@@ -257,12 +280,11 @@ def count(
             "-m",
             CHILD_MODULE,
             instrument.hooks,
-            family,
-            str(n_ops),
-            str(seed),
             impl,
             str(repeats),
+            *(f"{family}:{n_ops}:{seed}" for family, n_ops, seed in cases),
         ]
+        limit = timeout * max(1, len(cases))
         t0 = time.perf_counter()
         proc = subprocess.Popen(
             cmd,
@@ -274,12 +296,12 @@ def count(
             text=True,
         )
         try:
-            stdout, stderr = proc.communicate(timeout=timeout)
+            stdout, stderr = proc.communicate(timeout=limit)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
             raise BenchkillError(
-                f"instruction count of {impl} timed out after {timeout:.0f} s"
+                f"instruction count of {impl} timed out after {limit:.0f} s"
             ) from None
         wall = time.perf_counter() - t0
         log_path = out_dir / "valgrind.log"
@@ -297,19 +319,21 @@ def count(
         child = json.loads(lines[-1][len(RESULT_PREFIX) :])
         if not child.get("on_valgrind"):
             raise BenchkillError(f"the instruction child did not run under valgrind ({cmd[0]})")
-        warmup, counts = collect_counts(out_dir, int(child["pid"]), repeats)
-    return Counts(
-        impl, int(child["bindings"]), tuple(counts), warmup, wall, float(child["cpu_seconds"]),
-        instrument.settings(env), test_hooks(env),
-    )  # fmt: skip
+        per_case = collect_counts(out_dir, int(child["pid"]), repeats, len(cases))
+    settings, hooks, cpu = instrument.settings(env), test_hooks(env), float(child["cpu_seconds"])
+    return [
+        Counts(impl, int(n), tuple(counts), warmup, wall, cpu, settings, hooks)
+        for n, (warmup, counts) in zip(child["bindings"], per_case, strict=True)
+    ]
 
 
-def count_all(jobs: Sequence[dict[str, Any]], parallel: int | None = None) -> list[Counts]:
-    """:func:`count` of every job (keyword arguments), up to ``parallel`` at once
-    (default: 2 when there are 2 cores or more).  Counts do not depend on the load."""
+def count_all(jobs: Sequence[dict[str, Any]], parallel: int | None = None, counter=count) -> list:
+    """``counter`` (:func:`count`, or :func:`count_cases`) of every job (keyword
+    arguments), up to ``parallel`` children at once (default: 2 when there are 2 cores or
+    more).  Counts do not depend on the load."""
     if parallel is None:
         parallel = min(2, os.cpu_count() or 1)
     if parallel <= 1 or len(jobs) <= 1:
-        return [count(**job) for job in jobs]
+        return [counter(**job) for job in jobs]
     with ThreadPoolExecutor(max_workers=parallel) as pool:
-        return list(pool.map(lambda job: count(**job), jobs))
+        return list(pool.map(lambda job: counter(**job), jobs))

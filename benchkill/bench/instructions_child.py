@@ -1,10 +1,12 @@
 """Child of :mod:`benchkill.bench.instructions`: count single pass applications.
 
 Runs under ``valgrind --tool=callgrind --instr-atstart=no`` as
-``python -P -m benchkill.bench.instructions_child HOOKS FAMILY N_OPS SEED IMPL REPEATS``
-(HOOKS: the path of pytest-codspeed's compiled client-request hooks).  Nothing is
-counted while the module is generated and the pass made; then the pass is applied
-``1 + REPEATS`` times, each in its own window::
+``python -P -m benchkill.bench.instructions_child HOOKS IMPL REPEATS CASE...`` (HOOKS:
+the path of pytest-codspeed's compiled client-request hooks; each CASE is
+``FAMILY:N_OPS:SEED``).  The cases are counted one after the other in this one process
+(importing TVM under valgrind is most of a child's cost: ~10 of its 12 s on a 3,000-binding
+case).  Nothing is counted while a module is generated and the pass made; then the pass
+is applied ``1 + REPEATS`` times to it, each in its own window::
 
     gc.collect(); CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION
     out = pass_(mod)
@@ -12,9 +14,10 @@ counted while the module is generated and the pass made; then the pass is applie
     del out                                 # freeing the output is not counted
 
 so callgrind writes one file per window whose ``totals:`` line is that window's count;
-the labels are ``warmup`` (the first application: imports and caches) and
-``repeat-<i>``.  Everything alive is collected and frozen once before the windows, as
-benchkill's timing loop does.  The last line of stdout is ``INSTR_RESULT {json}``.
+the labels are ``<case>:warmup`` (the first application: imports and caches) and
+``<case>:repeat-<i>``, ``<case>`` being the case's index in the arguments.  Everything
+alive is collected and frozen once before each case's windows, as benchkill's timing
+loop does.  The last line of stdout is ``INSTR_RESULT {json}``.
 """
 
 from __future__ import annotations
@@ -86,9 +89,9 @@ def make_pass(impl: str):
     raise SystemExit(f"instructions_child: unknown implementation {impl!r}")
 
 
-def windows(pass_, mod, repeats: int, cg: Callgrind) -> None:
+def windows(pass_, mod, repeats: int, cg: Callgrind, case: int = 0) -> None:
     """The warm-up window, then ``repeats`` windows; one callgrind dump each."""
-    labels = ["warmup"] + [f"repeat-{i}" for i in range(repeats)]
+    labels = [f"{case}:warmup"] + [f"{case}:repeat-{i}" for i in range(repeats)]
     start, stop, zero, dump, collect = cg.start, cg.stop, cg.zero, cg.dump, gc.collect
     collect()
     gc.freeze()
@@ -106,21 +109,26 @@ def windows(pass_, mod, repeats: int, cg: Callgrind) -> None:
 
 
 def main(argv: list[str]) -> int:
-    hooks, family, n_ops, seed, impl, repeats = argv
+    hooks, impl, repeats, *cases = argv
     cg = Callgrind(hooks)
     import tvm
 
     from benchkill.inputs.families import count_bindings, generate
 
-    mod = generate(family, int(n_ops), int(seed))
     pass_ = make_pass(impl)
-    windows(pass_, mod, int(repeats), cg)
+    bindings = []
+    for index, case in enumerate(cases):
+        family, n_ops, seed = case.split(":")
+        mod = generate(family, int(n_ops), int(seed))
+        windows(pass_, mod, int(repeats), cg, index)
+        bindings.append(count_bindings(mod))
+        del mod
     usage = resource.getrusage(resource.RUSAGE_SELF)  # valgrind and its guest: one process
     result = {
         "pid": os.getpid(),
         "cpu_seconds": usage.ru_utime + usage.ru_stime,
         "on_valgrind": cg.on_valgrind(),
-        "bindings": count_bindings(mod),
+        "bindings": bindings,
         "tvm_version": tvm.__version__,
     }
     print(RESULT_PREFIX + json.dumps(result, sort_keys=True), flush=True)

@@ -66,17 +66,23 @@ def test_parse_dump_rejects_other_events_and_truncation(tmp_path):
 
 
 def test_collect_counts_orders_by_label_and_skips_other_dumps(tmp_path):
-    write_dump(tmp_path, 7, 3, "repeat-1", 30)
-    write_dump(tmp_path, 7, 1, "warmup", 10)
-    write_dump(tmp_path, 7, 2, "repeat-0", 20)
+    write_dump(tmp_path, 7, 3, "0:repeat-1", 30)
+    write_dump(tmp_path, 7, 1, "0:warmup", 10)
+    write_dump(tmp_path, 7, 2, "0:repeat-0", 20)
+    write_dump(tmp_path, 7, 5, "1:repeat-0", 21)
+    write_dump(tmp_path, 7, 6, "1:repeat-1", 31)
+    write_dump(tmp_path, 7, 4, "1:warmup", 11)
     (tmp_path / "callgrind.out.7").write_text(
         "desc: Trigger: Program termination\nevents: Ir\ntotals: 0\n"
     )
-    write_dump(tmp_path, 8, 1, "warmup", 99)  # another process: ignored
-    assert ins.collect_counts(tmp_path, 7, 2) == (10, [20, 30])
+    write_dump(tmp_path, 8, 1, "0:warmup", 99)  # another process: ignored
+    assert ins.collect_counts(tmp_path, 7, 2) == [(10, [20, 30])]
+    assert ins.collect_counts(tmp_path, 7, 2, cases=2) == [(10, [20, 30]), (11, [21, 31])]
     with pytest.raises(BenchkillError, match="missing"):
         ins.collect_counts(tmp_path, 7, 3)
-    write_dump(tmp_path, 7, 4, "repeat-1", 31)
+    with pytest.raises(BenchkillError, match="missing"):
+        ins.collect_counts(tmp_path, 7, 2, cases=3)
+    write_dump(tmp_path, 7, 9, "0:repeat-1", 31)
     with pytest.raises(BenchkillError, match="two callgrind dumps"):
         ins.collect_counts(tmp_path, 7, 2)
 
@@ -133,7 +139,7 @@ class _Suite:
     def run_case(self, spec):
         return [Record("pass", "chain", {"impl": "benchkill"}, "pass_time", "seconds", (1.0,))]
 
-    def instruction_records(self, spec):
+    def instruction_records(self, specs):
         raise BenchkillError("valgrind crashed")
 
 
@@ -149,21 +155,63 @@ def test_a_failed_count_keeps_the_times_and_fails_its_own_record():
     ]
 
 
+class _BatchSuite:
+    """Three cases; the counts of a batch are each case's name, and calls are kept."""
+
+    NAME = "pass"
+
+    def __init__(self):
+        self.batches = []
+
+    def cases(self, quick):
+        return [
+            CaseSpec("pass", name, {"family": name, "bindings": 3, "n_ops": 1, "seed": 0})
+            for name in ("a", "b", "c")
+        ]
+
+    def run_case(self, spec):
+        return [Record("pass", spec.name, {"impl": "benchkill"}, "pass_time", "seconds", (1.0,))]
+
+    def instruction_records(self, specs):
+        self.batches.append([s.name for s in specs])
+        return [
+            [Record("pass", s.name, {"impl": "benchkill"}, "pass_instructions", "", (9.0,))]
+            for s in specs
+        ]
+
+
+def test_counts_of_the_remaining_cases_are_taken_at_once_and_handed_out_per_case():
+    suite = _BatchSuite()
+    counting = CountingSuite(suite, only=True)
+    a, b, c = counting.cases(True)
+    # a resumed run: case a is done, so the batch starts at b
+    assert [r.name for r in counting.run_case(b)] == ["b"]
+    assert [r.name for r in counting.run_case(c)] == ["c"]
+    assert suite.batches == [["b", "c"]]
+    assert [r.name for r in counting.run_case(a)] == ["a"]  # not counted yet: its own batch
+    assert suite.batches == [["b", "c"], ["a", "b", "c"]]
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_counts_are_exact_across_processes_and_grow_with_the_slowdown_hook(monkeypatch):
     """Three real children under callgrind (~10 s of CPU each, two at a time)."""
     monkeypatch.delenv(SLOWDOWN_ENV, raising=False)
     monkeypatch.delenv(MISSED_KILLS_ENV, raising=False)
-    job = dict(family="chain", n_ops=10, impl="benchkill", repeats=2)
+    job = dict(cases=[("chain", 10, 0), ("chain", 20, 0)], impl="benchkill", repeats=2)
     slowed = dict(job, environ={**os.environ, SLOWDOWN_ENV: "1"})
-    first, second, slow = ins.count_all([job, job, slowed], parallel=2)
+    runs = ins.count_all([job, job, slowed], parallel=2, counter=ins.count_cases)
+    (first, first_20), (second, second_20), (slow, slow_20) = runs
     assert first.counts == second.counts and first.warmup == second.warmup
-    assert first.bindings == 30 and all(c > 100_000 for c in first.counts)
+    assert first_20.counts == second_20.counts and first_20.warmup == second_20.warmup
+    assert (first.bindings, first_20.bindings) == (30, 60)
+    assert all(c > 100_000 for c in first.counts)
+    assert all(b > a for a, b in zip(first.counts, first_20.counts, strict=True))
     assert first.settings == second.settings and first.hooks == {}
     assert slow.hooks == {SLOWDOWN_ENV: "1"}
     # SLOWDOWN=1: the pass runs once more on the whole function
-    for base, slower in zip(first.counts, slow.counts, strict=True):
+    bases, slower_counts = first.counts + first_20.counts, slow.counts + slow_20.counts
+    for base, slower in zip(bases, slower_counts, strict=True):
         assert 1.8 < slower / base < 2.2
 
 

@@ -121,14 +121,23 @@ def cases(quick: bool) -> list[CaseSpec]:
     return [case(family, bindings) for bindings, family in sorted(pairs, key=lambda p: p[0])]
 
 
-def instruction_records(spec: CaseSpec) -> list[Record]:
-    """``pass_instructions`` per counted implementation and ``instructions_vs_tvm`` of one
-    case (:mod:`benchkill.bench.instruction_records`); none above :data:`COUNTED_MAX_BINDINGS`."""
-    if spec.params["bindings"] > COUNTED_MAX_BINDINGS:
-        return []
+def instruction_records(specs: list[CaseSpec]) -> list[list[Record]]:
+    """Per case, ``pass_instructions`` per counted implementation and
+    ``instructions_vs_tvm`` (:mod:`benchkill.bench.instruction_records`, all the cases in
+    one child per implementation); none above :data:`COUNTED_MAX_BINDINGS`."""
+    counted = [s for s in specs if s.params["bindings"] <= COUNTED_MAX_BINDINGS]
+    if not counted:
+        return [[] for _ in specs]
     from benchkill.bench.instruction_records import case_records
 
-    return case_records(NAME, spec, COUNTED_IMPLS, COUNTED_REPEATS)
+    by_key = dict(
+        zip(
+            (s.key for s in counted),
+            case_records(NAME, counted, COUNTED_IMPLS, COUNTED_REPEATS),
+            strict=True,
+        )
+    )
+    return [by_key.get(s.key, []) for s in specs]
 
 
 def structural_mismatch(actual: tvm.IRModule, expected: tvm.IRModule) -> str | None:

@@ -107,6 +107,21 @@ def test_a_function_over_its_budget_in_warmup_has_the_warmup_as_sample():
     assert traced.samples["slow"] == (1.0,) and not traced.from_warmup
 
 
+def test_check_sees_the_warmup_outputs_and_the_rounds_run_without_them():
+    seen = {}
+
+    def check(outputs):
+        seen.update(outputs)
+        return "verdict"
+
+    counter = iter(range(100))
+    result = interleave(
+        {"x": lambda: f"out{next(counter)}"}, repeats=2, clock=FakeClock(), check=check
+    )
+    assert seen == {"x": "out0"} and result.checked == "verdict"
+    assert result.outputs == {"x": None}  # released before the timed rounds
+
+
 def test_interleave_traces_the_first_warmup_run():
     result = interleave(
         {"big": lambda: bytearray(3_000_000), "none": lambda: None},

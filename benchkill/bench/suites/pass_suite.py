@@ -135,6 +135,18 @@ def structural_mismatch(actual: tvm.IRModule, expected: tvm.IRModule) -> str | N
     return None
 
 
+def output_errors(outputs: dict[str, tvm.IRModule]) -> dict[str, str]:
+    """implementation -> how its output differs from TVM's (only those that differ)."""
+    errors = {}
+    reference = outputs["tvm"]
+    for name, output in outputs.items():
+        if name != "tvm":
+            diff = structural_mismatch(output, reference)
+            if diff is not None:
+                errors[name] = f"{name} output differs from TVM's: {diff}"
+    return errors
+
+
 def run_case(
     spec: CaseSpec,
     clock: Clock = time.perf_counter,
@@ -157,6 +169,8 @@ def run_case(
 
     # 1. warm-up (its outputs are checked, its peak Python memory measured), then
     # interleaved timed rounds within the budgets
+    # 2. correctness, before the timed rounds (which run without the outputs): every
+    # output against TVM's
     functions = {name: (lambda pass_=pass_: pass_(mod)) for name, pass_ in passes.items()}
     budgets = {"tvm": TVM_BUDGET_SECONDS, "naive": NAIVE_BUDGET_SECONDS}
     timing = interleave(
@@ -164,21 +178,13 @@ def run_case(
         repeats=round_budget(bindings),
         warmup=1,
         clock=clock,
+        keep_outputs=False,
         cpu_clock=cpu_clock,
         trace_memory=bindings <= MEMORY_MAX_BINDINGS,
         budgets={name: seconds for name, seconds in budgets.items() if name in passes},
+        check=output_errors,
     )
-
-    # 2. correctness: every output against TVM's
-    errors: dict[str, str] = {}
-    reference = timing.outputs["tvm"]
-    for name, output in timing.outputs.items():
-        if name != "tvm":
-            diff = structural_mismatch(output, reference)
-            if diff is not None:
-                errors[name] = f"{name} output differs from TVM's: {diff}"
-    timing.outputs.clear()
-    del reference
+    errors: dict[str, str] = timing.checked
     case_error = errors.get("benchkill")
 
     memory = timing.peak_memory or {}

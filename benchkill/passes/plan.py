@@ -37,7 +37,7 @@ import tvm.relax._ffi_api as _relax_api
 import tvm_ffi
 from tvm import relax
 
-from benchkill.passes.last_use import NeedsTVMCanonicalization, Sweep
+from benchkill.passes.last_use import STORAGE, NeedsTVMCanonicalization, Sweep
 from benchkill.relax import ffi as ir
 from benchkill.relax import ops
 
@@ -90,10 +90,11 @@ def plan_kills(
         stride = len(variables) + len(outside) + 1
         keys = []
         append = keys.append
+        kinds = scope.kinds
         for order, (h, pos) in enumerate(scope.last.items()):
             if pos is None or h in skip or (foreign and h in foreign):
                 continue
-            if h in storage:
+            if kinds[order] == STORAGE:
                 slot = 1
             else:  # by the variable's type, alloc_tensor results too (TVM's rule)
                 var_ty = variables[order].ty

@@ -299,15 +299,29 @@ class _Sweeper:
                 else:
                     code = _OTHER
                 if code == _PLAIN:
-                    if subst:
-                        self.substituted_call(value, op, var, scope, pos)
-                    else:
-                        args = value.args
+                    args = value.args
+                    if not subst:
                         for i in range(array_size(args)):
                             arg = array_get(args, i)
                             arg_type = type(arg)
                             if arg_type is var_t or arg_type is dataflow_var_t:
                                 ah = arg.__chandle__() >> shift
+                                if ah in last:
+                                    last[ah] = pos
+                                elif depth or closed:
+                                    use_outer(ah, arg, pos)
+                            elif arg_type not in leaves:
+                                pos_stack[depth] = pos
+                                use(arg)
+                    else:  # the same, until an argument is substituted
+                        for i in range(array_size(args)):
+                            arg = array_get(args, i)
+                            arg_type = type(arg)
+                            if arg_type is var_t or arg_type is dataflow_var_t:
+                                ah = arg.__chandle__() >> shift
+                                if ah in subst:  # redo the call (recording uses is idempotent)
+                                    self.substituted_call(value, op, var, scope, pos)
+                                    break
                                 if ah in last:
                                     last[ah] = pos
                                 elif depth or closed:

@@ -193,6 +193,22 @@ class Canonicalizer:
         constant = self.constant.get(h)
         return False, constant, None if constant is None else var_ty
 
+    def plan_rebinding(self, var, value, h: int) -> tuple[object, object]:
+        """:meth:`plan_binding` of ``var = value`` where ``value`` is a variable (the most
+        common candidate: always trivial, so removed), written out for speed.
+
+        Returns ``(replacement, type)``.
+        """
+        var_ty = var.ty
+        if not same_type(var_ty, value.ty):
+            raise Unsupported("trivial binding that changes the type")
+        if type(var_ty) in (ir.ShapeType, ir.PrimType):
+            raise Unsupported("trivial binding of a shape or prim value")
+        target = self.replace.get(key(value), value)
+        self.replace[h] = target
+        self.known[h] = value
+        return self.constant.get(key(target), target), var_ty
+
     def unwrap_var(self, expr):
         """Follow variables to their bound values (TVM's recursively_unwrap_var)."""
         while ir.is_var(expr):

@@ -393,6 +393,11 @@ class _Sweeper:
                 canonicalizer = self.canonicalizer = Canonicalizer(
                     _Bound(self.stack, self.closed), self.checks.func.params
                 )
+            if is_var_binding and (kind is ir.Var or kind is ir.DataflowVar):
+                replacement, ty = canonicalizer.plan_rebinding(var, value, h)
+                self.substitute(h, replacement, ty)
+                scope.removed.add(pos)
+                return  # a trivial binding: removed, with its use
             removed, replacement, ty = canonicalizer.plan_binding(binding, var, value, h)
             if replacement is not None:
                 self.substitute(h, replacement, ty)

@@ -60,14 +60,13 @@ class PassSpeedup:
 
 def _speedup(mod, passes: dict, bindings: int) -> float:
     """Median over interleaved rounds of TVM's time / benchkill's, outputs checked first."""
-    from benchkill.bench.suites.pass_suite import round_budget, structural_mismatch
+    from benchkill.bench.suites.pass_suite import output_errors, round_budget
     from benchkill.bench.timing import interleave
 
     functions = {name: (lambda p=p: p(mod)) for name, p in passes.items()}
-    timing = interleave(functions, round_budget(bindings))
-    diff = structural_mismatch(timing.outputs["benchkill"], timing.outputs["tvm"])
-    if diff is not None:
-        raise RuntimeError(f"benchkill's output differs from TVM's: {diff}")
+    timing = interleave(functions, round_budget(bindings), keep_outputs=False, check=output_errors)
+    if timing.checked:
+        raise RuntimeError("; ".join(timing.checked.values()))
     pairs = zip(timing.samples["tvm"], timing.samples["benchkill"], strict=True)
     return statistics.median(t / b for t, b in pairs)
 

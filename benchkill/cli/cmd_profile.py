@@ -13,9 +13,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "(microseconds, time.process_time) of each step of benchkill's KillAfterLastUse."
     )
     p.epilog = (
-        "Steps: the sweep (last uses), canonicalization (only where the sweep found "
-        "something to canonicalize) and the sweep again, the plan, the rebuild.  A "
-        "10,000-op chain takes a few seconds.\n\n"
+        "Steps: the sweep (last uses, canonicalization planned on the way), the plan, the "
+        "rebuild, and freeing the sweep's tables as the pass returns; a function the sweep "
+        "hands to the fallback (TVM's pass) has the sweep and the fallback.  A 10,000-op "
+        "chain takes a few seconds.\n\n"
         "example:\n"
         "  benchkill profile chain 10000"
     )

@@ -1,9 +1,10 @@
 """The KillAfterLastUse implementations: benchkill's optimized pass and the naive port.
 
-Modules: :mod:`.kill_after_last_use` (the pass and its steps :mod:`.canonicalize`,
-:mod:`.last_use`, :mod:`.plan`, :mod:`.rewrite`), :mod:`.naive` (the naive port),
-:mod:`.profile` (per-step timing).  Imports only :mod:`benchkill.relax` and
-:mod:`benchkill.errors`.
+Modules: :mod:`.kill_after_last_use` (the pass and its steps :mod:`.last_use` with
+:mod:`.canonicalize` and :mod:`.checks`, :mod:`.plan`, :mod:`.rewrite`; :mod:`.fallback`,
+TVM's result for the functions the steps hand it; :mod:`.keys`, the variables' table
+keys), :mod:`.naive` (the naive port), :mod:`.profile` (per-step timing).  Imports only
+:mod:`benchkill.relax`, :mod:`benchkill.errors` and :mod:`benchkill.hooks`.
 """
 
 from __future__ import annotations

@@ -90,6 +90,7 @@ from typing import NamedTuple
 import tvm_ffi
 from tvm import relax
 
+from benchkill.passes.keys import key
 from benchkill.relax import ffi as ir
 
 
@@ -152,8 +153,8 @@ class Canonicalizer:
     # -- plan ---------------------------------------------------------------
     def plan_binding(self, binding, var, value, h: int) -> tuple[bool, object, object]:
         """Plan one binding (``var``, ``value`` and ``h``: its variable, value and the
-        variable's handle, as the sweep read them); the bindings it reads must have been
-        planned before.
+        variable's table key (:func:`.keys.key`), as the sweep read them); the bindings it
+        reads must have been planned before.
 
         Returns ``(removed, replacement, type)``: whether the binding goes away (it is
         trivial), what every later use of its variable becomes (a variable, a constant,
@@ -177,7 +178,7 @@ class Canonicalizer:
             if type(var_ty) in (ir.ShapeType, ir.PrimType):
                 raise Unsupported("trivial binding of a shape or prim value")
             # the first non-trivial variable: the bindings before were planned already
-            self.replace[h] = self.replace.get(unwrapped.__chandle__(), unwrapped)
+            self.replace[h] = self.replace.get(key(unwrapped), unwrapped)
             removed = True
         if type(unwrapped) is ir.GenericConst:
             if var_ty is None:
@@ -188,14 +189,30 @@ class Canonicalizer:
         self.known[h] = unwrapped
         if removed:
             target = self.replace[h]
-            return True, self.constant.get(target.__chandle__(), target), var_ty
+            return True, self.constant.get(key(target), target), var_ty
         constant = self.constant.get(h)
         return False, constant, None if constant is None else var_ty
+
+    def plan_rebinding(self, var, value, h: int) -> tuple[object, object]:
+        """:meth:`plan_binding` of ``var = value`` where ``value`` is a variable (the most
+        common candidate: always trivial, so removed), written out for speed.
+
+        Returns ``(replacement, type)``.
+        """
+        var_ty = var.ty
+        if not same_type(var_ty, value.ty):
+            raise Unsupported("trivial binding that changes the type")
+        if type(var_ty) in (ir.ShapeType, ir.PrimType):
+            raise Unsupported("trivial binding of a shape or prim value")
+        target = self.replace.get(key(value), value)
+        self.replace[h] = target
+        self.known[h] = value
+        return self.constant.get(key(target), target), var_ty
 
     def unwrap_var(self, expr):
         """Follow variables to their bound values (TVM's recursively_unwrap_var)."""
         while ir.is_var(expr):
-            h = expr.__chandle__()
+            h = key(expr)
             nxt = self.known.get(h)
             if nxt is None:
                 return _Opaque(h) if h in self.bound else expr
@@ -270,9 +287,9 @@ class Canonicalizer:
         """
         kind = type(expr)
         if kind is ir.Var or kind is ir.DataflowVar:
-            new = self.replace.get(expr.__chandle__(), expr)
+            new = self.replace.get(key(expr), expr)
             if ir.is_var(new):
-                constant = self.constant.get(new.__chandle__())
+                constant = self.constant.get(key(new))
                 if constant is not None:
                     return constant
             return new

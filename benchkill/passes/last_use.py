@@ -9,8 +9,11 @@ order TVM's ``CollectLastUsage`` visits it, and records in plain dicts and sets:
 * for each variable bound in a scope, the position (index among the scope's
   top-level bindings) of the binding that uses it last, or ``OUTPUT`` when its last
   use is the scope's result expression;
-* which variables are storage (``alloc_storage`` results), constants, bound to
+* which bindings are ``alloc_storage`` results (a per-scope bytearray, ``Scope.kinds``;
+  a set too for those of nested scopes), and which variables are constants, bound to
   ``R.null_value()``, or already killed.
+
+Variables are keyed by :func:`.keys.key` (their object handle divided by 16).
 
 A use inside a nested ``If`` (condition, branch bindings or branch result) counts as a
 use at the ``If`` binding of the scope that defines the variable.  Recursion follows
@@ -47,11 +50,14 @@ from tvm import relax
 from benchkill.errors import BenchkillError
 from benchkill.passes.canonicalize import Canonicalizer, Unsupported
 from benchkill.passes.checks import FunctionChecks, is_void_var
+from benchkill.passes.keys import SHIFT
 from benchkill.relax import ffi as ir
 from benchkill.relax import ops
 
 #: ``last_use`` value of a variable whose last use is its scope's result expression.
 OUTPUT = -1
+#: ``Scope.kinds``: an alloc_storage result, or anything else (its variable's type tells)
+OTHER, STORAGE = 0, 1
 
 # Operator codes of the hot path (:meth:`_Sweeper.scope`).
 _PLAIN, _ALLOC_STORAGE, _ALLOC_TENSOR, _NULL_VALUE, _KILL, _OTHER = range(6)
@@ -89,6 +95,7 @@ class Scope:
         "children",
         "last",
         "vars",
+        "kinds",
         "touched",
         "removed",
         "rebuilt",
@@ -112,6 +119,9 @@ class Scope:
         self.last: dict[int, int | None] = {}
         #: the variable bound at each position
         self.vars: list = []
+        #: what the binding at each position is: STORAGE (an alloc_storage result) or
+        #: OTHER (its variable's type tells, alloc_tensor results too)
+        self.kinds = bytearray()
         #: positions (OUTPUT: the result) whose expression canonicalization rewrites
         self.touched: set[int] = set()
         #: positions of the bindings canonicalization removes
@@ -129,7 +139,6 @@ class Sweep:
         "scopes",
         "foreign",
         "storage",
-        "tensors",
         "constants",
         "null_values",
         "killed",
@@ -141,8 +150,9 @@ class Sweep:
         self.scopes: list[Scope] = sweeper.scopes
         #: handle -> (scope, position, var) of uses outside the defining scope (see above)
         self.foreign: dict[int, tuple] = foreign
+        #: storage bound in nested scopes (for foreign kills; each scope's ``kinds`` tells
+        #: its own)
         self.storage: set[int] = sweeper.storage
-        self.tensors: set[int] = sweeper.tensors  # alloc_tensor results: TensorType
         self.constants: set[int] = sweeper.constants
         self.null_values: set[int] = sweeper.null_values
         self.killed: set[int] = sweeper.killed
@@ -194,7 +204,6 @@ class _Sweeper:
         self.stack: list[Scope] = []
         self.pos_stack: list[int] = []
         self.storage: set[int] = set()
-        self.tensors: set[int] = set()
         self.constants: set[int] = set()
         self.null_values: set[int] = set()
         self.killed: set[int] = set()
@@ -252,11 +261,11 @@ class _Sweeper:
             ir.GlobalVar,
         )
         var_binding_t, extern_func_t, leaves = ir.VarBinding, relax.ExternFunc, _LEAVES
-        op_code = self.op_codes.get
+        op_code, shift = self.op_codes.get, SHIFT
         last, closed, subst = scope.last, self.closed, self.subst
-        storage_add, tensors_add = self.storage.add, self.tensors.add
+        storage_add = self.storage.add
         touched = scope.touched
-        vars_append = scope.vars.append
+        vars_append, kinds_append = scope.vars.append, scope.kinds.append
         use, use_outer = self.use, self.use_outer
 
         subst_in_alloc = self.subst_in_alloc
@@ -271,13 +280,14 @@ class _Sweeper:
             for binding in bindings:
                 value = binding.value
                 var = binding.var
-                h = var.__chandle__()
+                h = var.__chandle__() >> shift
                 if type(value) is not call_t or type(binding) is not var_binding_t:
                     pos_stack[depth] = pos
                     self.binding(binding, var, value, h, scope, pos)
                     subst_in_alloc = self.subst_in_alloc
                     last[h] = None
                     vars_append(var)
+                    kinds_append(OTHER)
                     pos += 1
                     continue
                 op = value.op
@@ -289,15 +299,29 @@ class _Sweeper:
                 else:
                     code = _OTHER
                 if code == _PLAIN:
-                    if subst:
-                        self.substituted_call(value, op, var, scope, pos)
-                    else:
-                        args = value.args
+                    args = value.args
+                    if not subst:
                         for i in range(array_size(args)):
                             arg = array_get(args, i)
                             arg_type = type(arg)
                             if arg_type is var_t or arg_type is dataflow_var_t:
-                                ah = arg.__chandle__()
+                                ah = arg.__chandle__() >> shift
+                                if ah in last:
+                                    last[ah] = pos
+                                elif depth or closed:
+                                    use_outer(ah, arg, pos)
+                            elif arg_type not in leaves:
+                                pos_stack[depth] = pos
+                                use(arg)
+                    else:  # the same, until an argument is substituted
+                        for i in range(array_size(args)):
+                            arg = array_get(args, i)
+                            arg_type = type(arg)
+                            if arg_type is var_t or arg_type is dataflow_var_t:
+                                ah = arg.__chandle__() >> shift
+                                if ah in subst:  # redo the call (recording uses is idempotent)
+                                    self.substituted_call(value, op, var, scope, pos)
+                                    break
                                 if ah in last:
                                     last[ah] = pos
                                 elif depth or closed:
@@ -312,11 +336,11 @@ class _Sweeper:
                     arg = array_get(args, 0)
                     arg_type = type(arg)
                     if arg_type is var_t or arg_type is dataflow_var_t:
-                        ah = arg.__chandle__()
+                        ah = arg.__chandle__() >> shift
                         if subst and ah in subst:
                             touched.add(pos)
                             arg = subst[ah]
-                            ah = None if arg is None else arg.__chandle__()
+                            ah = None if arg is None else arg.__chandle__() >> shift
                         if ah in last:
                             last[ah] = pos
                         elif ah is not None and (depth or closed):
@@ -326,17 +350,23 @@ class _Sweeper:
                         use(arg)
                     if subst_in_alloc:
                         self.touch_args(args, scope, pos)
-                    tensors_add(h)
                 elif code == _ALLOC_STORAGE:
-                    storage_add(h)
+                    if depth:
+                        storage_add(h)
                     if subst_in_alloc:
                         self.touch_args(value.args, scope, pos)
+                    last[h] = None
+                    vars_append(var)
+                    kinds_append(STORAGE)
+                    pos += 1
+                    continue
                 else:
                     pos_stack[depth] = pos
                     self.binding(binding, var, value, h, scope, pos)
                     subst_in_alloc = self.subst_in_alloc
                 last[h] = None
                 vars_append(var)
+                kinds_append(OTHER)
                 pos += 1
         if len(last) != pos:
             raise BenchkillError("malformed IR: a variable is bound twice in one scope")
@@ -363,6 +393,11 @@ class _Sweeper:
                 canonicalizer = self.canonicalizer = Canonicalizer(
                     _Bound(self.stack, self.closed), self.checks.func.params
                 )
+            if is_var_binding and (kind is ir.Var or kind is ir.DataflowVar):
+                replacement, ty = canonicalizer.plan_rebinding(var, value, h)
+                self.substitute(h, replacement, ty)
+                scope.removed.add(pos)
+                return  # a trivial binding: removed, with its use
             removed, replacement, ty = canonicalizer.plan_binding(binding, var, value, h)
             if replacement is not None:
                 self.substitute(h, replacement, ty)
@@ -420,14 +455,14 @@ class _Sweeper:
             arg = array_get(args, i)
             arg_type = type(arg)
             if arg_type is ir.Var or arg_type is ir.DataflowVar:
-                ah = arg.__chandle__()
+                ah = arg.__chandle__() >> SHIFT
                 if ah in subst:
                     changed = True
                     arg = subst[ah]
                     if arg is None:  # a constant is inlined: the canonicalizer rebuilds
                         simple = False
                         continue
-                    ah = arg.__chandle__()
+                    ah = arg.__chandle__() >> SHIFT
                 if ah in last:
                     last[ah] = pos
                 else:
@@ -465,13 +500,13 @@ class _Sweeper:
             )
         if self.checks is not None and is_void_var(target):
             raise NeedsTVMCanonicalization  # rule 5b: TVM's Normalizer replaces the use
-        h = target.__chandle__()
+        h = target.__chandle__() >> SHIFT
         if self.subst and h in self.subst:
             target = self.subst[h]
             if target is None:  # a kill of a constant: let TVM's canonicalization decide
                 raise NeedsTVMCanonicalization
             scope.touched.add(pos)
-            h = target.__chandle__()
+            h = target.__chandle__() >> SHIFT
         return h
 
     def touch_args(self, args, scope: Scope, pos: int) -> None:
@@ -479,7 +514,7 @@ class _Sweeper:
         constant bound to a variable)."""
         subst = self.subst
         for arg in ir.items(args):
-            if ir.is_var(arg) and arg.__chandle__() in subst:
+            if ir.is_var(arg) and arg.__chandle__() >> SHIFT in subst:
                 scope.touched.add(pos)
 
     # -- uses -----------------------------------------------------------------
@@ -498,14 +533,14 @@ class _Sweeper:
         # else a parameter
 
     def use_var(self, var) -> None:
-        h = var.__chandle__()
+        h = var.__chandle__() >> SHIFT
         subst = self.subst
         if subst and h in subst:
             self.stack[-1].touched.add(self.pos_stack[-1])
             var = subst[h]
             if var is None:
                 return  # a constant is inlined
-            h = var.__chandle__()
+            h = var.__chandle__() >> SHIFT
         last = self.stack[-1].last
         if h in last:
             last[h] = self.pos_stack[-1]

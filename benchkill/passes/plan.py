@@ -37,7 +37,7 @@ import tvm.relax._ffi_api as _relax_api
 import tvm_ffi
 from tvm import relax
 
-from benchkill.passes.last_use import NeedsTVMCanonicalization, Sweep
+from benchkill.passes.last_use import STORAGE, NeedsTVMCanonicalization, Sweep
 from benchkill.relax import ffi as ir
 from benchkill.relax import ops
 
@@ -81,40 +81,48 @@ def plan_kills(
         if pos >= 0 and h not in skip:
             extra.setdefault(scope.index, []).append((h, pos, var))
 
+    excluded = skip | foreign.keys()  # kills of foreign variables go to ``extra``
     plans = {}
     for scope in sweep.scopes:
         limit = scope.first_nested if tvm_compatible else sys.maxsize
         variables = scope.vars
+        kinds = scope.kinds
         outside = extra.get(scope.index, ())
         # key = (pos * 3 + slot) * stride + order: sorting the keys sorts the kills
         stride = len(variables) + len(outside) + 1
-        keys = []
-        append = keys.append
-        for order, (h, pos) in enumerate(scope.last.items()):
-            if pos is None or h in skip or (foreign and h in foreign):
+        used = [
+            (order, pos)
+            for order, (h, pos) in enumerate(scope.last.items())
+            if pos is not None and h not in excluded
+        ]
+        # storage: known by its operator
+        keys = [
+            (pos * _SLOTS + 1) * stride + order
+            for order, pos in used
+            if kinds[order] == STORAGE and -1 < pos < limit
+        ]
+        # any other variable by its type, alloc_tensor results too (TVM's rule), and the
+        # type of each used one read, wherever its last use is (rule 5b)
+        for order, pos in [(order, pos) for order, pos in used if kinds[order] != STORAGE]:
+            var = variables[order]
+            var_ty = var.ty
+            ty = type(var_ty)
+            if ty is tensor_type:
+                slot = 0
+            elif ty in no_kill_types:
                 continue
-            if h in storage:
-                slot = 1
-            else:  # by the variable's type, alloc_tensor results too (TVM's rule)
-                var_ty = variables[order].ty
-                ty = type(var_ty)
-                if ty is tensor_type:
-                    slot = 0
-                elif ty in no_kill_types:
-                    continue
-                else:
-                    if ty is tuple_type and _void_use(variables[order], var_ty):
-                        raise NeedsTVMCanonicalization  # TVM replaces its uses by R.tuple()
-                    slot = 2
-            if pos < 0 or pos >= limit:
-                continue
-            append((pos * _SLOTS + slot) * stride + order)
+            else:
+                if ty is tuple_type and _void_use(var, var_ty):
+                    raise NeedsTVMCanonicalization  # TVM replaces its uses by R.tuple()
+                slot = 2
+            if -1 < pos < limit:
+                keys.append((pos * _SLOTS + slot) * stride + order)
         if outside:
             variables = [*variables, *(var for _, _, var in outside)]
             for i, (h, pos, var) in enumerate(outside):
                 slot = 1 if h in storage else _slot_of_type(var)
                 if slot >= 0:
-                    append((pos * _SLOTS + slot) * stride + len(scope.vars) + i)
+                    keys.append((pos * _SLOTS + slot) * stride + len(scope.vars) + i)
         if keys:
             keys.sort()
             plans[scope.index] = _make_kills(scope, keys, stride, variables)
@@ -154,13 +162,19 @@ def _make_kills(scope, keys: list[int], stride: int, variables: list) -> tuple[l
         for bindings in scope.bindings:
             starts.append(total)
             total += len(bindings)
+    if not has_dataflow:
+        for key in keys:
+            rest, order = divmod(key, stride)
+            pos, slot = divmod(rest, _SLOTS)
+            call = new_call(void, kill_ops[slot], (variables[order],), None, empty, None)
+            add_kill(new_binding(new_var("_", void, None), call, None))
+            add_position(pos)
+        return positions, kills
     for key in keys:
         rest, order = divmod(key, stride)
         pos, slot = divmod(rest, _SLOTS)
-        if has_dataflow and block_kinds[bisect.bisect_right(starts, pos) - 1]:
-            make_var = new_dataflow_var
-        else:
-            make_var = new_var
+        dataflow = block_kinds[bisect.bisect_right(starts, pos) - 1]
+        make_var = new_dataflow_var if dataflow else new_var
         call = new_call(void, kill_ops[slot], (variables[order],), None, empty, None)
         add_kill(new_binding(make_var("_", void, None), call, None))
         add_position(pos)

@@ -4,9 +4,9 @@ Runs the steps of :func:`.kill_after_last_use.kill_function` one by one on a
 function, several times, and reports the minimum CPU time (``time.process_time``, which
 other jobs on a shared machine disturb far less than wall time) of each step divided by
 the number of bindings.  The steps: the sweep (with canonicalization's plan), the plan
-(deciding the kills and making them), the rebuild (with canonicalization's rewrite);
-a function the sweep hands to the fallback (:mod:`.fallback`, TVM's pass) has the sweep
-and the fallback.
+(deciding the kills and making them), the rebuild (with canonicalization's rewrite),
+freeing the sweep's tables and wrappers as the pass returns; a function the sweep hands
+to the fallback (:mod:`.fallback`, TVM's pass) has the sweep and the fallback.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from benchkill.passes.last_use import NeedsTVMCanonicalization, sweep_function
 from benchkill.passes.plan import plan_kills
 from benchkill.passes.rewrite import rewrite_function
 
-STEPS = ("sweep", "plan", "rebuild", "fallback")
+STEPS = ("sweep", "plan", "rebuild", "free", "fallback")
 
 
 @dataclass(frozen=True)
@@ -51,9 +51,12 @@ def profile_function(func, bindings: int, repeats: int = 3, clock=time.process_t
                 plan = plan_kills(sweep, exclude_null_value=True, tvm_compatible=True)
                 times["plan"] = clock() - t
                 t = clock()
-                rewrite_function(func, sweep, plan)
+                result = rewrite_function(func, sweep, plan)
                 times["rebuild"] = clock() - t
-                del sweep, plan
+                t = clock()
+                del sweep, plan  # what the pass frees when it returns
+                times["free"] = clock() - t
+                del result
             except (NeedsTVMCanonicalization, Unsupported):  # handed to the fallback
                 times.setdefault("sweep", clock() - t)  # (when the sweep handed it)
                 t = clock()

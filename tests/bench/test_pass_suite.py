@@ -92,6 +92,36 @@ def test_a_function_with_its_own_budget_stops_before_going_over():
     assert result.samples["slow"] == (1.0,)
 
 
+def test_a_function_over_its_budget_in_warmup_has_the_warmup_as_sample():
+    functions = {"fast": lambda: None, "slow": lambda: None}
+    result = interleave(
+        functions, repeats=2, clock=FakeClock(1.0), cpu_clock=FakeClock(0.25), budgets={"slow": 0.5}
+    )
+    assert result.samples == {"fast": (1.0, 1.0), "slow": (1.0,)}
+    assert result.cpu_samples == {"fast": (0.25, 0.25), "slow": (0.25,)}
+    assert result.from_warmup == {"slow"}
+    # a traced warm-up is never a sample: one timed round instead
+    traced = interleave(
+        functions, repeats=2, clock=FakeClock(1.0), budgets={"slow": 0.5}, trace_memory=True
+    )
+    assert traced.samples["slow"] == (1.0,) and not traced.from_warmup
+
+
+def test_check_sees_the_warmup_outputs_and_the_rounds_run_without_them():
+    seen = {}
+
+    def check(outputs):
+        seen.update(outputs)
+        return "verdict"
+
+    counter = iter(range(100))
+    result = interleave(
+        {"x": lambda: f"out{next(counter)}"}, repeats=2, clock=FakeClock(), check=check
+    )
+    assert seen == {"x": "out0"} and result.checked == "verdict"
+    assert result.outputs == {"x": None}  # released before the timed rounds
+
+
 def test_interleave_traces_the_first_warmup_run():
     result = interleave(
         {"big": lambda: bytearray(3_000_000), "none": lambda: None},
@@ -151,23 +181,25 @@ def test_run_case_records_with_a_fake_clock():
     assert set(by) == {(impl, metric) for impl in ps.IMPLS for metric in metrics} | {
         ("benchkill", ps.SPEEDUP)
     }
-    # every clock reading advances 1 s, so a run "takes" 1 s; three runs per round
-    # -> budget 5 s / 3 s = 1 round, raised to the minimum of 3 (the naive port: 3 s fit
-    # its budget of 3 s)
+    # every clock reading advances 1 s, so a run "takes" 1 s: benchkill's first round
+    # predicts 5 rounds in the budget of 5 s; TVM's budget of 10 s holds them all, the
+    # naive port's of 3 s three
+    rounds = {"benchkill": 5, "tvm": 5, "naive": 3}
     for impl in ps.IMPLS:
         time_record = by[(impl, ps.TIME)]
-        assert time_record.samples == (1.0, 1.0, 1.0)
+        assert time_record.samples == (1.0,) * rounds[impl]
         assert time_record.unit == "seconds" and time_record.status == OK
+        assert "sample_is_warmup" not in time_record.extra
         assert time_record.extra["warmup_seconds"] == [1.0]
         assert time_record.extra["generate_seconds"] == 1.0
         assert time_record.params == {**spec.params, "impl": impl}
         cpu_record = by[(impl, ps.CPU_TIME)]
-        assert cpu_record.samples == (0.5, 0.5, 0.5) and cpu_record.unit == "seconds"
+        assert cpu_record.samples == (0.5,) * rounds[impl] and cpu_record.unit == "seconds"
         memory = by[(impl, ps.MEMORY)]
         assert memory.unit == "bytes" and len(memory.samples) == 1
     assert by[("benchkill", ps.MEMORY)].samples[0] > 0  # its sweep's dicts and wrappers
     speedup = by[("benchkill", ps.SPEEDUP)]
-    assert speedup.unit == "ratio" and speedup.samples == (1.0, 1.0, 1.0)
+    assert speedup.unit == "ratio" and speedup.samples == (1.0,) * 5
     assert all(r.extra["bindings_actual"] > 0 and r.suite == "pass" for r in records)
 
 
@@ -175,7 +207,20 @@ def test_naive_stops_at_its_budget(monkeypatch):
     monkeypatch.setattr(ps, "NAIVE_BUDGET_SECONDS", 1.5)
     by = _by(ps.run_case(ps.case("chain", 30), clock=FakeClock(1.0)))
     assert len(by[("naive", ps.TIME)].samples) == 1  # a second would make 2 s
-    assert len(by[("tvm", ps.TIME)].samples) == 3
+    assert len(by[("tvm", ps.TIME)].samples) == 5
+
+
+def test_tvm_over_its_budget_has_its_warmup_as_sample_and_no_memory_above_the_cap(monkeypatch):
+    monkeypatch.setattr(ps, "TVM_BUDGET_SECONDS", 0.5)
+    monkeypatch.setattr(ps, "MEMORY_MAX_BINDINGS", 10)
+    spec = ps.case("chain", 30)
+    by = _by(ps.run_case(spec, clock=FakeClock(1.0), cpu_clock=FakeClock(0.25)))
+    tvm_time = by[("tvm", ps.TIME)]
+    assert tvm_time.samples == (1.0,) and tvm_time.extra["sample_is_warmup"] is True
+    assert by[("tvm", ps.CPU_TIME)].samples == (0.25,)
+    assert len(by[("benchkill", ps.TIME)].samples) == 5
+    assert by[("benchkill", ps.SPEEDUP)].samples == (1.0,)  # the one pair
+    assert not [key for key in by if key[1] == ps.MEMORY]  # 30 bindings > 10
 
 
 def test_model_case_runs_on_a_real_decoder():

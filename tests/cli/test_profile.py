@@ -13,7 +13,7 @@ def test_profile_times_every_step_that_runs():
     clock = FakeClock(0.5)  # every reading advances 0.5 s
     mixed = generate("mixed", 20)  # canonicalized in Python, during the one sweep
     profile = profile_function(mixed["main"], count_bindings(mixed), repeats=2, clock=clock)
-    assert list(profile.seconds) == ["sweep", "plan", "rebuild"]
+    assert list(profile.seconds) == ["sweep", "plan", "rebuild", "free"]
     assert set(profile.seconds.values()) == {0.5}
     # a dataflow block goes to the fallback (TVM's pass) once the sweep meets it
     profile = profile_function(Dataflow["main"], 4, repeats=1, clock=clock)
@@ -21,7 +21,7 @@ def test_profile_times_every_step_that_runs():
     assert set(profile.seconds) <= set(STEPS)
     chain = generate("chain", 20)
     steps = profile_function(chain["main"], 60, repeats=1, clock=clock).per_binding_us()
-    assert list(steps) == ["sweep", "plan", "rebuild"]
+    assert list(steps) == ["sweep", "plan", "rebuild", "free"]
     assert steps["sweep"] == 0.5 / 60 * 1e6
 
 

@@ -362,3 +362,52 @@ def test_a_kill_with_a_variable_not_void_cannot_be_planned_in_other_modes():
     )
     with pytest.raises(BenchkillError, match="not void"):
         benchkill.KillAfterLastUse(tvm_compatible=False)(mod)
+
+
+def _void_use_after_an_if() -> tvm.IRModule:
+    """``v: R.Tuple() = p(x)``, an If, then ``h(r, v)``: built with the raw constructors (the
+    TVMScript parser normalizes, so it would write ``R.tuple()`` for the use itself)."""
+    from benchkill.relax import ffi as ir
+
+    t4, void = relax.TensorType((4,), "float32"), relax.TupleType([])
+    new_var, new_call = tvm.ir._ffi_api.Var, tvm.ir._ffi_api.Call
+
+    def call(ty, name, args):
+        return new_call(ty, relax.ExternFunc(name), list(args), None, [ty], None)
+
+    def seq(bindings, result):
+        body = ir.make_seq_expr([ir.make_binding_block(bindings, None)], result, None)
+        ir.update_type(body, result.ty)
+        return body
+
+    x, c = new_var("x", t4, None), new_var("c", relax.TensorType((), "bool"), None)
+    v, y, a, b, r, w = (new_var(n, void if n == "v" else t4, None) for n in "vyabrw")
+    branch = ir.make_if(
+        c,
+        seq([ir.make_var_binding(a, call(t4, "g", [y]), None)], a),
+        seq([ir.make_var_binding(b, call(t4, "k", [y]), None)], b),
+        None,
+    )
+    ir.update_type(branch, t4)
+    body = seq(
+        [
+            ir.make_var_binding(v, call(void, "p", [x]), None),
+            ir.make_var_binding(y, call(t4, "f", [x]), None),
+            ir.make_var_binding(r, branch, None),
+            ir.make_var_binding(w, call(t4, "h", [r, v]), None),
+        ],
+        w,
+    )
+    attrs = tvm.ir.DictAttrs({"global_symbol": "main"})
+    return tvm.IRModule({"main": ir.make_function([x, c], body, t4, False, attrs, None)})
+
+
+def test_rule_5b_a_void_variable_used_after_the_first_if_goes_to_the_fallback(fallback_calls):
+    """TVM's Normalizer writes ``R.tuple()`` for the use of ``v``; the plan reads the type of
+    every used variable, also where no kill goes (at or after a scope's first If), so the
+    function goes to the fallback."""
+    mod = _void_use_after_an_if()
+    expected = relax.transform.KillAfterLastUse()(mod)
+    assert "R.tuple()" in expected["main"].script()
+    tvm.ir.assert_structural_equal(benchkill.KillAfterLastUse()(mod), expected)
+    assert fallback_calls

@@ -5,17 +5,22 @@ A case is one module: a generated family x size in bindings, or a real decoder o
 process and interleaved round by round, the suite times benchkill's pass, TVM's C++ pass
 and the naive Python port.  Time budgets keep the whole sweep within minutes:
 
-* the timed rounds of a case are as many as fit :data:`CASE_BUDGET_SECONDS` (by the time
-  of the first round), between :func:`min_repeats` (fewer for the largest sizes) and
+* benchkill's timed rounds are as many as fit :data:`CASE_BUDGET_SECONDS` (by the time
+  of its first round), between :func:`min_repeats` (fewer for the largest sizes) and
   :data:`MAX_REPEATS`;
-* the naive port runs only up to :data:`NAIVE_MAX_BINDINGS`, and within a case only
-  while its rounds stay within :data:`NAIVE_BUDGET_SECONDS` (at least one).
+* TVM's pass and the naive port run in those rounds only while their own time stays
+  within :data:`TVM_BUDGET_SECONDS` and :data:`NAIVE_BUDGET_SECONDS` (TVM's pass is
+  superlinear: 35 s a run at 600,000 bindings, where its warm-up run is its one sample);
+  the naive port runs only up to :data:`NAIVE_MAX_BINDINGS`;
+* peak Python memory is measured (tracemalloc, in the warm-up run, which it slows down
+  by an order of magnitude) up to :data:`MEMORY_MAX_BINDINGS`.
 
 Each case also
 
 * checks every output: benchkill's must be structurally equal to TVM's (and so must the
   naive port's); a mismatch turns the records FAILED with the difference, never hidden;
-* measures the peak Python memory (tracemalloc) of each pass, in its warm-up run;
+* measures the peak Python memory (tracemalloc) of each pass, in its warm-up run, up to
+  :data:`MEMORY_MAX_BINDINGS`;
 * derives the speedup TVM / benchkill of every round.
 
 The scaling exponent (slope of log time vs log bindings) is fitted across cases by
@@ -58,8 +63,11 @@ IMPLS = ("benchkill", "tvm", "naive")
 #: Largest module the naive port is run on (about 30 us per binding, 2.5 times that in
 #: its traced warm-up run, on a 2-core machine).
 NAIVE_MAX_BINDINGS = 30_000
-#: Seconds of timed rounds of the naive port per case (it stops before going over).
-NAIVE_BUDGET_SECONDS = 3.0
+#: Seconds of timed rounds of the naive port and of TVM's pass per case (each stops
+#: before going over).
+NAIVE_BUDGET_SECONDS, TVM_BUDGET_SECONDS = 3.0, 10.0
+#: Largest module whose peak Python memory is measured.
+MEMORY_MAX_BINDINGS = 30_000
 #: Timed rounds: as many as fit CASE_BUDGET_SECONDS, within [min_repeats(), MAX_REPEATS].
 MIN_REPEATS, MAX_REPEATS, CASE_BUDGET_SECONDS = 3, 15, 5.0
 #: From this size on, the minimum number of rounds is LARGE_MIN_REPEATS.
@@ -150,6 +158,18 @@ def structural_mismatch(actual: tvm.IRModule, expected: tvm.IRModule) -> str | N
     return None
 
 
+def output_errors(outputs: dict[str, tvm.IRModule]) -> dict[str, str]:
+    """implementation -> how its output differs from TVM's (only those that differ)."""
+    errors = {}
+    reference = outputs["tvm"]
+    for name, output in outputs.items():
+        if name != "tvm":
+            diff = structural_mismatch(output, reference)
+            if diff is not None:
+                errors[name] = f"{name} output differs from TVM's: {diff}"
+    return errors
+
+
 def run_case(
     spec: CaseSpec,
     clock: Clock = time.perf_counter,
@@ -172,27 +192,22 @@ def run_case(
 
     # 1. warm-up (its outputs are checked, its peak Python memory measured), then
     # interleaved timed rounds within the budgets
+    # 2. correctness, before the timed rounds (which run without the outputs): every
+    # output against TVM's
     functions = {name: (lambda pass_=pass_: pass_(mod)) for name, pass_ in passes.items()}
+    budgets = {"tvm": TVM_BUDGET_SECONDS, "naive": NAIVE_BUDGET_SECONDS}
     timing = interleave(
         functions,
         repeats=round_budget(bindings),
         warmup=1,
         clock=clock,
+        keep_outputs=False,
         cpu_clock=cpu_clock,
-        trace_memory=True,
-        budgets={"naive": NAIVE_BUDGET_SECONDS} if "naive" in passes else None,
+        trace_memory=bindings <= MEMORY_MAX_BINDINGS,
+        budgets={name: seconds for name, seconds in budgets.items() if name in passes},
+        check=output_errors,
     )
-
-    # 2. correctness: every output against TVM's
-    errors: dict[str, str] = {}
-    reference = timing.outputs["tvm"]
-    for name, output in timing.outputs.items():
-        if name != "tvm":
-            diff = structural_mismatch(output, reference)
-            if diff is not None:
-                errors[name] = f"{name} output differs from TVM's: {diff}"
-    timing.outputs.clear()
-    del reference
+    errors: dict[str, str] = timing.checked
     case_error = errors.get("benchkill")
 
     memory = timing.peak_memory or {}
@@ -219,6 +234,8 @@ def run_case(
 
     records = []
     for name in passes:
+        # a sample that is the warm-up run says so
+        warm = {"sample_is_warmup": True} if name in timing.from_warmup else {}
         records.append(
             record(
                 name,
@@ -227,13 +244,16 @@ def run_case(
                 timing.samples[name],
                 warmup_seconds=list(timing.warmup[name]),
                 generate_seconds=generate_seconds,
+                **warm,
             )
         )
         if timing.cpu_samples is not None:
-            records.append(record(name, CPU_TIME, "seconds", timing.cpu_samples[name]))
-        records.append(record(name, MEMORY, "bytes", [memory[name]]))
+            records.append(record(name, CPU_TIME, "seconds", timing.cpu_samples[name], **warm))
+        if name in memory:
+            records.append(record(name, MEMORY, "bytes", [memory[name]]))
     if "benchkill" in passes:
-        pairs = zip(timing.samples["tvm"], timing.samples["benchkill"], strict=True)
+        # round by round while both ran (TVM's pass may stop at its budget)
+        pairs = zip(timing.samples["tvm"], timing.samples["benchkill"], strict=False)
         ratios = [t / b for t, b in pairs if b > 0]
         records.append(record("benchkill", SPEEDUP, "ratio", ratios, numerator="tvm"))
     return records

@@ -259,3 +259,26 @@ def test_benchkill_equals_tvm_on_small_quick_cases():
     for spec in (ps.case("chain", 1_000), ps.case("mixed", 1_000)):
         records = ps.run_case(spec, clock=FakeClock(), naive_max_bindings=0)
         assert all(r.status == OK for r in records), [r.error for r in records]
+
+
+def test_speedup_is_the_ratio_of_cpu_times_round_by_round():
+    """Wall time under load inflates long calls more than short ones, so the speedup
+    comes from the CPU clock: here TVM's calls take 3 CPU seconds, benchkill's 1, while
+    every wall-clock reading advances 1 s."""
+    cpu = [0.0]
+
+    def costing(pass_, seconds):
+        def run(mod):
+            cpu[0] += seconds
+            return pass_(mod)
+
+        return run
+
+    real = ps.implementations(include_naive=False)
+    passes = {"benchkill": costing(real["benchkill"], 1.0), "tvm": costing(real["tvm"], 3.0)}
+    records = ps.run_case(
+        ps.case("chain", 30), clock=FakeClock(1.0), passes=passes, cpu_clock=lambda: cpu[0]
+    )
+    speedup = _by(records)[("benchkill", ps.SPEEDUP)]
+    assert speedup.samples and set(speedup.samples) == {3.0}
+    assert speedup.extra["clock"] == "process_time"

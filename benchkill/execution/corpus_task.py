@@ -19,11 +19,12 @@ the verdict, ``verify_kills`` looks for uses after a kill and double kills in ev
 
 The child (:func:`check_file`, entry point ``benchkill.execution.corpus_task:check_file``)
 executes the file's top-level statements one by one in its own namespace (each may fail
-alone), builds each candidate (:mod:`benchkill.execution.corpus`), and appends one JSON
-record per candidate to ``records.jsonl`` in its work directory as soon as it is done, so a
-crash or a timeout loses only the candidate it was on: :func:`check_files` runs the child
-again after it, with that candidate recorded as the crash (or, when the child timed out,
-as the hang if it finished no candidate in that run).
+alone, even with a BaseException such as the ``Skipped`` of a module-level
+``pytest.importorskip``), builds each candidate (:mod:`benchkill.execution.corpus`), and
+appends one JSON record per candidate to ``records.jsonl`` in its work directory as soon as
+it is done, so a crash or a timeout loses only the candidate it was on: :func:`check_files`
+runs the child again after it, with that candidate recorded as the crash (or, when the
+child timed out, as the hang if it finished no candidate in that run).
 """
 
 from __future__ import annotations
@@ -183,7 +184,10 @@ def check_file(request: dict[str, Any], work: Path) -> dict[str, Any]:
             try:
                 mod = _build(cand, namespace, failed, parameters, path)
                 record.update(parsed=True, **_stages(mod, request))
-            except Exception as exc:  # noqa: BLE001 - the candidate does not build
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - the candidate does not build
+                # (the test file's code may raise pytest's Skipped, which is no Exception)
                 record.update(parsed=False, error=error_text(exc))
             record["seconds"] = round(time.perf_counter() - start, 3)
             sink.write(json.dumps(record) + "\n")
@@ -213,7 +217,11 @@ def _execute(path: str, tree: ast.Module) -> tuple[dict, dict]:
             continue
         try:
             exec(compile(ast.Module([stmt], []), path, "exec"), namespace)  # noqa: S102
-        except Exception as exc:  # noqa: BLE001 - recorded for the candidates it holds
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - recorded for the candidates it holds
+            # pytest.importorskip at module level raises pytest's Skipped, a BaseException:
+            # it fails its own statement, not the file
             failed[id(stmt)] = error_text(exc)
     return namespace, failed
 

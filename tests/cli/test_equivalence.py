@@ -102,6 +102,17 @@ def test_a_crash_and_a_hang_cost_only_their_own_module(capsys, monkeypatch):
     assert _rows(out)["as-written"][:2] == ["2", "2"]
 
 
+def test_a_module_level_importorskip_fails_its_statement_not_the_file():
+    """pytest's Skipped is a BaseException, not an Exception: it must not end the child,
+    which would give up every module of the file (TVM's ONNX and TFLite test files)."""
+    records = corpus_task.check_files([FIXTURES / "skipping_file.py"], ("as-written",))
+    assert [(r["name"], r.get("error"), r.get("parsed")) for r in records] == [
+        ("AtModuleLevel", None, True),
+        ("test_inside_a_function.Inside", None, True),
+    ]
+    assert [r["stages"]["as-written"]["verdict"] for r in records] == ["equal", "equal"]
+
+
 def test_stages_and_a_pass_context_are_chosen(capsys):
     code = main(["equivalence", str(STYLE), "--stages", "lowered", "--opt-level", "0"])
     out = capsys.readouterr().out

@@ -98,7 +98,7 @@ class Unsupported(Exception):
     """The function needs a canonicalization this module does not reproduce."""
 
 
-_tir_vars_in_type = tvm_ffi.get_global_func("relax.analysis.TIRVarsInType")
+tir_vars_in_type = tvm_ffi.get_global_func("relax.analysis.TIRVarsInType")
 _make_tuple = tvm_ffi.get_global_func("relax.Tuple")
 
 
@@ -164,7 +164,7 @@ class Canonicalizer:
         keeps_type = True
         var_ty = None
         if type(binding) is ir.MatchCast:
-            if ir.array_size(_tir_vars_in_type(binding.ty)):
+            if ir.array_size(tir_vars_in_type(binding.ty)):
                 raise Unsupported("match_cast with symbolic variables")
             var_ty = var.ty
             keeps_type = same_type(var_ty, value.ty)

@@ -8,7 +8,7 @@ import tvm
 import tvm_ffi
 from tvm import relax
 
-from benchkill.passes.canonicalize import Unsupported, same_type
+from benchkill.passes.canonicalize import Unsupported, same_type, tir_vars_in_type
 from benchkill.relax import ffi as ir
 
 _erase = tvm_ffi.get_global_func("relax.analysis.EraseToWellDefined")
@@ -28,11 +28,13 @@ class FunctionChecks:
     """Rules 2, 3, 5b and 10 of the module docstring on one function, checked by the sweep
     (each raises :class:`Unsupported`: the function then goes to the fallback)."""
 
-    __slots__ = ("func", "_defined")
+    __slots__ = ("func", "_defined", "_scanned")
 
     def __init__(self, func) -> None:
         self.func = func
-        self._defined = None  # TIR variables the parameters define, made when needed
+        #: handle -> TIR variable, of those the parameters scanned so far define
+        self._defined: dict[int, object] = {}
+        self._scanned = 0  # parameters scanned (in order) for :attr:`_defined`
 
     def function(self) -> None:
         """Rule 2 (the return type TVM's rebuilt Function gets) and 5b (void parameters)."""
@@ -63,10 +65,25 @@ class FunctionChecks:
         if not same_type(seq.ty, ty):
             raise Unsupported("a scope whose type is not its result's")
         if not _erase(ty, _EMPTY_MAP, _EMPTY_MAP).same_as(ty):
-            if self._defined is None:
-                self._defined = tvm_ffi.convert(_defined_by(ir.items(self.func.params)))
-            if not _erase(ty, self._defined, _EMPTY_MAP).same_as(ty):
+            if not _erase(ty, self._defined_in(ty), _EMPTY_MAP).same_as(ty):
                 raise Unsupported("a scope type TVM's rebuild erases")
+
+    def _defined_in(self, ty):
+        """The map, each to itself, of the TIR variables of ``ty`` that the parameters'
+        types define (see :func:`_defined_by`).  The erasure reads only the variables of
+        ``ty``, so this gives its result; the parameters are scanned, in order and once per
+        function, only until every variable of ``ty`` is found (a decoder's sequence
+        length is defined by its first parameter, before hundreds of weights)."""
+        needed = {v.__chandle__() for v in ir.items(tir_vars_in_type(ty))}
+        defined = self._defined
+        params = self.func.params
+        n_params = ir.array_size(params)
+        while self._scanned < n_params and not needed <= defined.keys():
+            param = ir.array_get(params, self._scanned)
+            self._scanned += 1
+            for var in _defined_by([param]):
+                defined[var.__chandle__()] = var
+        return tvm_ffi.convert({var: var for h, var in defined.items() if h in needed})
 
     @staticmethod
     def if_binding(var, value) -> None:
@@ -97,7 +114,7 @@ def _defined_by(params: list) -> dict:
             values = ty.values or ()
         else:
             continue
-        for value in values:
+        for value in ir.items(values) if values else ():
             if isinstance(value, tvm.tirx.Var):
                 defined[value] = value
     return defined

@@ -205,6 +205,37 @@ MODULES = {
         """,
         False,
     ),
+    # 10: the result's size is defined by the second parameter (found by scanning the
+    # parameters past the first): TVM keeps the type, so the fast path rebuilds it
+    "10 result sized by a later parameter": (
+        """
+        @I.ir_module
+        class Module:
+            @R.function(pure=False)
+            def main(w: R.Tensor((4,), "float32"), x: R.Tensor(("n",), "float32")):
+                n = T.int64()
+                a = R.call_packed("f", x, w, ty_args=(R.Tensor((n,), "float32"),))
+                y = a
+                b = R.call_packed("f", y, ty_args=(R.Tensor((n,), "float32"),))
+                return b
+        """,
+        False,
+    ),
+    # 10: a result sized by a variable no parameter defines: TVM's rebuilt SeqExpr erases it
+    "10 result sized by no parameter": (
+        """
+        @I.ir_module
+        class Module:
+            @R.function(pure=False)
+            def main(w: R.Tensor((4,), "float32"), x: R.Tensor(("n",), "float32")):
+                m = T.int64()
+                a = R.call_packed("f", x, w, ty_args=(R.Tensor((m,), "float32"),))
+                y = a
+                b = R.call_packed("f", y, ty_args=(R.Tensor((m,), "float32"),))
+                return b
+        """,
+        True,
+    ),
     # 11: a local function (no kills after it in TVM's pass)
     "11 local function": (
         """

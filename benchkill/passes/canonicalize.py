@@ -112,9 +112,16 @@ def _ident(expr) -> tuple:
     return ("opaque", expr.handle) if isinstance(expr, _Opaque) else ("node", expr.__chandle__())
 
 
+#: ``tvm_ffi.structural_equal`` without its Python wrapper: (a, b, map_free_vars,
+#: skip_tensor_content)
+_structural_equal = tvm_ffi.get_global_func("ffi.StructuralEqual")
+#: The missing type (a singleton) that TVM's mutator gives a rebuilt call to infer.
+_MISSING = ir.missing_type()
+
+
 def same_type(a, b) -> bool:
     """Structural equality of two types (one FFI comparison unless they are one object)."""
-    return a.__chandle__() == b.__chandle__() or tvm_ffi.structural_equal(a, b)
+    return a.__chandle__() == b.__chandle__() or _structural_equal(a, b, False, False)
 
 
 def _var_binding(var, value, span):
@@ -272,10 +279,26 @@ class Canonicalizer:
             return ir.make_match_cast(var, new_value, binding.ty, binding.span)
         return _var_binding(var, new_value, binding.span)
 
-    def call_binding(self, var, call, op, args: list, span):
-        """The binding of ``var`` to ``call`` with the arguments ``args`` (what the sweep
-        read of a call whose only change is variables replaced by variables)."""
-        return _var_binding(var, self.call(call, op, args), span)
+    def call_binding(self, rebuilt: tuple, span):
+        """The binding of ``var`` to ``call`` with the arguments ``args``, from ``rebuilt =
+        (call, op, var, args)``: what the sweep read of a call whose only change is
+        variables replaced by variables.  :meth:`call` and :func:`_var_binding` written
+        out, for the hot path of real IR (a third of a lowered decoder's bindings)."""
+        call, op, var, args = rebuilt
+        new = ir.make_call(_MISSING, op, args, call.attrs, call.ty_args, call.span)
+        builder = self.builder
+        if builder is None:
+            builder = self._scope_builder()
+        try:
+            new = ir.normalize(builder, new)
+        except Exception as exc:  # TVM's errors: the fallback raises them as TVM does
+            raise Unsupported(f"TVM cannot normalize a rebuilt expression: {exc}") from None
+        var_ty, ty = var.ty, new.ty
+        if var_ty.__chandle__() != ty.__chandle__() and not _structural_equal(
+            var_ty, ty, False, False
+        ):
+            raise Unsupported("a rebuilt value whose type is not the declared one")
+        return ir.make_var_binding(var, new, span)
 
     def expr(self, expr):
         """``expr`` with replaced variables and inlined constants (itself if unchanged).
@@ -317,7 +340,7 @@ class Canonicalizer:
     def call(self, call, op, args: list):
         """``call`` with callee ``op`` and arguments ``args``, its type inferred as TVM's
         Normalizer infers it (``block_builder.cc:664-667``)."""
-        new = ir.make_call(ir.missing_type(), op, args, call.attrs, call.ty_args, call.span)
+        new = ir.make_call(_MISSING, op, args, call.attrs, call.ty_args, call.span)
         return self.normalize(new)
 
     def normalize(self, expr):
@@ -326,9 +349,14 @@ class Canonicalizer:
         not negative); an error of TVM's goes to the fallback, which raises it as TVM does."""
         builder = self.builder
         if builder is None:
-            builder = self.builder = relax.BlockBuilder()
-            builder.begin_scope(list(self.params))
+            builder = self._scope_builder()
         try:
             return ir.normalize(builder, expr)
         except Exception as exc:  # TVM's errors: the fallback raises them as TVM does
             raise Unsupported(f"TVM cannot normalize a rebuilt expression: {exc}") from None
+
+    def _scope_builder(self):
+        """The BlockBuilder of :meth:`normalize`, made at the first normalization."""
+        builder = self.builder = relax.BlockBuilder()
+        builder.begin_scope(list(self.params))
+        return builder

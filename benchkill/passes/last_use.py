@@ -267,6 +267,8 @@ class _Sweeper:
         touched = scope.touched
         vars_append, kinds_append = scope.vars.append, scope.kinds.append
         use, use_outer = self.use, self.use_outer
+        # trivial rebindings ``lv = alloc`` (a third of a lowered decoder's bindings)
+        rebinding = self.rebinding if self.canonicalize else None
 
         subst_in_alloc = self.subst_in_alloc
         pos = 0
@@ -283,7 +285,14 @@ class _Sweeper:
                 h = var.__chandle__() >> shift
                 if type(value) is not call_t or type(binding) is not var_binding_t:
                     pos_stack[depth] = pos
-                    self.binding(binding, var, value, h, scope, pos)
+                    if (
+                        type(value) is var_t
+                        and rebinding is not None
+                        and type(binding) is var_binding_t
+                    ):
+                        rebinding(var, value, h, scope, pos)
+                    else:
+                        self.binding(binding, var, value, h, scope, pos)
                     subst_in_alloc = self.subst_in_alloc
                     last[h] = None
                     vars_append(var)
@@ -440,6 +449,21 @@ class _Sweeper:
             scope.children[pos] = [self.scope(body, scope.chain)]
         else:
             self.use_value(value)
+
+    def rebinding(self, var, value, h: int, scope: Scope, pos: int) -> None:
+        """:meth:`binding` of ``var = value`` where ``value`` is a Var, when canonicalizing:
+        a trivial binding, removed, and every later use of ``var`` is a use of its
+        replacement (:meth:`.canonicalize.Canonicalizer.plan_rebinding`)."""
+        canonicalizer = self.canonicalizer
+        if canonicalizer is None:
+            canonicalizer = self.canonicalizer = Canonicalizer(
+                _Bound(self.stack, self.closed), self.checks.func.params
+            )
+        replacement, ty = canonicalizer.plan_rebinding(var, value, h)
+        self.subst[h] = replacement if ir.is_var(replacement) else None
+        if type(ty) not in _NEVER_ALLOC_ARGS:
+            self.subst_in_alloc = True
+        scope.removed.add(pos)
 
     def substituted_call(self, value, op, var, scope: Scope, pos: int) -> None:
         """The hot path's loop over a call's arguments once canonicalization substitutes

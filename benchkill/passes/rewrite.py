@@ -125,8 +125,7 @@ def _changed(binding, pos: int, scope: Scope, new_bodies, canon):
         return None
     rebuilt = scope.rebuilt.get(pos)
     if rebuilt is not None:  # variables replaced by variables, as the sweep read them
-        call, op, var, args = rebuilt
-        return canon.call_binding(var, call, op, args, binding.span)
+        return canon.call_binding(rebuilt, binding.span)
     if pos in scope.touched:
         return canon.apply_binding(binding, True, new_bodies)
     return _rebuild_binding(binding, new_bodies)

@@ -50,6 +50,7 @@ def _rewrite_scope(scope: Scope, plan: dict, canon):
     # positions whose binding changes (kills only follow a binding)
     special = sorted({*touched, *removed, *new_children} - {OUTPUT})
     n_kills, n_special = len(kill_pos), len(special)
+    rebuilt_get = scope.rebuilt.get
     ki = si = 0
     # (dataflow, original block or None, bindings): adjacent blocks of one kind merged,
     # as TVM's BlockBuilder does when its ExprMutator rebuilds a SeqExpr
@@ -88,7 +89,17 @@ def _rewrite_scope(scope: Scope, plan: dict, canon):
                     if pos == next_special:
                         si += 1
                         next_special = special[si] if si < n_special else _NEVER
-                        binding = _changed(binding, pos, scope, new_children.get(pos), canon)
+                        # _changed, its two commonest cases written out
+                        if pos in removed:
+                            binding = None
+                        else:
+                            rebuilt = rebuilt_get(pos)
+                            if rebuilt is not None:
+                                binding = canon.call_binding(rebuilt, binding.span)
+                            else:
+                                binding = _changed(
+                                    binding, pos, scope, new_children.get(pos), canon
+                                )
                     if binding is not None:
                         out.append(binding)
                     copied = pos + 1

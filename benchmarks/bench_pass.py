@@ -134,10 +134,11 @@ class PassInstructions:
     1% slowdown stands out on any machine: ``asv continuous --factor 1.005 -b
     instructions main HEAD``.  The median of 3 applications after a warm-up one.
     ``setup_cache`` counts every case in one child (importing TVM under valgrind is most
-    of a child's cost), once per asv run.
+    of a child's cost), once per asv run; the sizes are
+    :data:`benchmarks.common.INSTRUCTION_SIZES`.
     """
 
-    params = (list(common.FAMILIES), list(common.SIZES))
+    params = (list(common.FAMILIES), list(common.INSTRUCTION_SIZES))
     param_names = ("family", "bindings")
     unit = "instructions"
     rounds = 1

@@ -358,5 +358,5 @@ class Canonicalizer:
     def _scope_builder(self):
         """The BlockBuilder of :meth:`normalize`, made at the first normalization."""
         builder = self.builder = relax.BlockBuilder()
-        builder.begin_scope(list(self.params))
+        builder.begin_scope(self.params)  # the FFI Array itself: no conversion
         return builder

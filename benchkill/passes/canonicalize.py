@@ -90,7 +90,7 @@ from typing import NamedTuple
 import tvm_ffi
 from tvm import relax
 
-from benchkill.passes.keys import key
+from benchkill.passes.keys import SHIFT, key
 from benchkill.relax import ffi as ir
 
 
@@ -206,15 +206,20 @@ class Canonicalizer:
 
         Returns ``(replacement, type)``.
         """
-        var_ty = var.ty
-        if not same_type(var_ty, value.ty):
+        var_ty, value_ty = var.ty, value.ty
+        if var_ty.__chandle__() != value_ty.__chandle__() and not _structural_equal(
+            var_ty, value_ty, False, False
+        ):
             raise Unsupported("trivial binding that changes the type")
         if type(var_ty) in (ir.ShapeType, ir.PrimType):
             raise Unsupported("trivial binding of a shape or prim value")
-        target = self.replace.get(key(value), value)
+        target = self.replace.get(value.__chandle__() >> SHIFT, value)
         self.replace[h] = target
         self.known[h] = value
-        return self.constant.get(key(target), target), var_ty
+        constant = self.constant
+        if constant:
+            return constant.get(target.__chandle__() >> SHIFT, target), var_ty
+        return target, var_ty
 
     def unwrap_var(self, expr):
         """Follow variables to their bound values (TVM's recursively_unwrap_var)."""

@@ -16,9 +16,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "Steps: the sweep (last uses, canonicalization planned on the way), the plan, the "
         "rebuild, and freeing the sweep's tables as the pass returns; a function the sweep "
         "hands to the fallback (TVM's pass) has the sweep and the fallback.  A 10,000-op "
-        "chain takes a few seconds.\n\n"
-        "example:\n"
-        "  benchkill profile chain 10000"
+        "chain takes a few seconds.  --floor also times, in interleaved rounds (CPU time, "
+        "the minimum of --repeats), TVM's pass, benchkill's pass and the floor: only the FFI "
+        "work no exact Python pass can skip on this module (reading every binding, comparing "
+        "the types of each trivial rebinding, rebuilding and re-inferring each call whose "
+        "arguments canonicalization substitutes, making the kills and the blocks).\n\n"
+        "examples:\n"
+        "  benchkill profile chain 10000\n"
+        "  benchkill profile model 49 --floor --repeats 15"
     )
     p.add_argument(
         "family", metavar="FAMILY", help="a family of benchkill.generate (see benchkill generate)"
@@ -32,6 +37,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=types.positive_int,
         default=3,
         help="runs of each step; the minimum is printed",
+    )
+    p.add_argument(
+        "--floor",
+        action="store_true",
+        help="also time TVM's pass, benchkill's pass and the floor side by side",
     )
 
 
@@ -49,4 +59,31 @@ def run(args: argparse.Namespace) -> int:
     for step, us in steps.items():
         print(f"  {step:13s} {us:7.2f}")
     print(f"  {'total':13s} {sum(steps.values()):7.2f}")
+    if args.floor:
+        _print_floor(mod, bindings, args.repeats)
     return 0
+
+
+def _print_floor(mod, bindings: int, rounds: int) -> None:
+    from benchkill.passes.canonicalize import Unsupported
+    from benchkill.passes.last_use import NeedsTVMCanonicalization
+    from benchkill.passes.profile import floor_work, time_floor
+
+    try:
+        work = floor_work(mod["main"])
+    except (NeedsTVMCanonicalization, Unsupported):
+        print("floor: not measured (the function goes to the fallback, TVM's pass)")
+        return
+    best = time_floor(mod, work, rounds)
+    print(
+        f"floor: {work.trivial} bindings removed by canonicalization, {len(work.rebuilt)} "
+        f"calls re-inferred, {len(work.kills)} kills; CPU time, min of {rounds} "
+        "interleaved rounds:"
+    )
+    for name, seconds in best.items():
+        print(f"  {name:13s} {seconds * 1e3:9.3f} ms {seconds / bindings * 1e6:7.2f} us/binding")
+    tvm, ours, floor = best["tvm"], best["benchkill"], best["floor"]
+    print(
+        f"  benchkill / tvm {ours / tvm:.3f}, floor / tvm {floor / tvm:.3f}, "
+        f"benchkill / floor {ours / floor:.2f}"
+    )

@@ -7,6 +7,10 @@ the number of bindings.  The steps: the sweep (with canonicalization's plan), th
 (deciding the kills and making them), the rebuild (with canonicalization's rewrite),
 freeing the sweep's tables and wrappers as the pass returns; a function the sweep hands
 to the fallback (:mod:`.fallback`, TVM's pass) has the sweep and the fallback.
+
+:func:`floor_work` and :func:`time_floor` measure the floor of any exact Python pass on a
+function: the FFI work it cannot skip (reads, type comparisons, re-inferred calls, kill
+bindings), timed beside TVM's and benchkill's pass.
 """
 
 from __future__ import annotations
@@ -15,11 +19,14 @@ import gc
 import time
 from dataclasses import dataclass
 
+from tvm import relax
+
 from benchkill.passes import fallback
-from benchkill.passes.canonicalize import Unsupported
+from benchkill.passes.canonicalize import Unsupported, _structural_equal
 from benchkill.passes.last_use import NeedsTVMCanonicalization, sweep_function
 from benchkill.passes.plan import plan_kills
 from benchkill.passes.rewrite import rewrite_function
+from benchkill.relax import ffi as ir
 
 STEPS = ("sweep", "plan", "rebuild", "free", "fallback")
 
@@ -68,3 +75,128 @@ def profile_function(func, bindings: int, repeats: int = 3, clock=time.process_t
         if was_enabled:
             gc.enable()
     return StepProfile(bindings, {s: best[s] for s in STEPS if s in best})
+
+
+# -- the floor ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FloorWork:
+    """The FFI work an exact Python pass cannot skip on one function (see :func:`floor_work`)."""
+
+    func: object
+    scopes: tuple  # the SeqExprs, the function body first
+    trivial: int  # trivial rebindings ``lv = alloc``: two types read and compared
+    rebuilt: tuple  # (call, op, var, new arguments) of each call rebuilt and re-inferred
+    kills: tuple  # (kill operator, variable) of each kill inserted
+
+    def run(self):
+        """Do that work once (its result is a function, never used)."""
+        return _floor(self)
+
+
+def floor_work(func) -> FloorWork:
+    """What benchkill's pass must do through the FFI on ``func``, whatever its Python around
+    it: read every binding (the item, ``.var``, ``.value``, a call's ``.op`` and each
+    argument, handles), read and compare the two types of every trivial rebinding, rebuild
+    and re-infer every call whose arguments canonicalization substitutes (as TVM's
+    ``ReEmitBinding`` does, rule 1 of :mod:`.canonicalize`), build the kill bindings, then
+    one block per scope and the function.  Found by running the pass's own sweep and plan
+    (outside any timing); a function the sweep hands to the fallback raises
+    :class:`NeedsTVMCanonicalization` or :class:`Unsupported`."""
+    sweep = sweep_function(func)
+    plan = plan_kills(sweep, exclude_null_value=True, tvm_compatible=True)
+    kills = []
+    for _, scope_kills in plan.values():
+        for kill in scope_kills:
+            call = kill.value
+            kills.append((call.op, ir.array_get(call.args, 0)))
+    rebuilt = tuple(entry for scope in sweep.scopes for entry in scope.rebuilt.values())
+    return FloorWork(
+        func,
+        tuple(scope.seq for scope in sweep.scopes),
+        sum(len(scope.removed) for scope in sweep.scopes),
+        rebuilt,
+        tuple(kills),
+    )
+
+
+def _floor(work: FloorWork):
+    from benchkill.passes.plan import _kill_makers
+
+    void, _, empty, new_var, _, new_call, new_binding = _kill_makers()
+    array_get, array_size = ir.array_get, ir.array_size
+    equal, missing = _structural_equal, ir.missing_type()
+    func = work.func
+    builder = relax.BlockBuilder()
+    builder.begin_scope(func.params)
+    made = []  # the rebuilt calls' and the kills' bindings
+    for call, op, var, args in work.rebuilt:
+        new = ir.make_call(missing, op, args, call.attrs, call.ty_args, call.span)
+        new = ir.normalize(builder, new)
+        a, b = var.ty, new.ty
+        if a.__chandle__() != b.__chandle__():
+            equal(a, b, False, False)
+        made.append(ir.make_var_binding(var, new, None))
+    for op, var in work.kills:
+        call = new_call(void, op, (var,), None, empty, None)
+        made.append(new_binding(new_var("_", void, None), call, None))
+    body = None
+    for seq in reversed(work.scopes):  # the function body last, with what was made
+        out = []
+        for block in ir.items(seq.blocks):
+            bindings = ir.items(block.bindings)
+            for binding in bindings:
+                value, var = binding.value, binding.var
+                var.__chandle__()
+                kind = type(value)
+                if kind is ir.Call:
+                    op = value.op
+                    if type(op) is ir.Op:
+                        op.__chandle__()
+                    args = value.args
+                    for i in range(array_size(args)):
+                        arg = array_get(args, i)
+                        if type(arg) is ir.Var:
+                            arg.__chandle__()
+                elif kind is ir.Var:
+                    a, b = var.ty, value.ty
+                    if a.__chandle__() != b.__chandle__():
+                        equal(a, b, False, False)
+            out.extend(bindings)
+        if seq is work.scopes[0]:
+            out.extend(made)
+        body = ir.make_seq_expr([ir.make_binding_block(out, None)], seq.body, None)
+        ir.update_type(body, seq.ty)
+    return ir.make_function(func.params, body, func.ret_ty, func.is_pure, func.attrs, func.span)
+
+
+def time_floor(mod, work: FloorWork, rounds: int, clock=time.process_time) -> dict[str, float]:
+    """Minimum ``clock`` seconds of TVM's pass, benchkill's pass (both on ``mod``) and the
+    floor ``work``, interleaved round by round after one warm-up of each, the collector paused
+    in each timed call as the pass pauses it."""
+    from benchkill.passes import KillAfterLastUse
+
+    tvm_pass, benchkill_pass = relax.transform.KillAfterLastUse(), KillAfterLastUse()
+    functions = {
+        "tvm": lambda: tvm_pass(mod),
+        "benchkill": lambda: benchkill_pass(mod),
+        "floor": work.run,
+    }
+    for fn in functions.values():
+        fn()
+    best: dict[str, float] = {}
+    was_enabled = gc.isenabled()
+    try:
+        for _ in range(rounds):
+            for name, fn in functions.items():
+                gc.collect()
+                gc.disable()
+                t = clock()
+                out = fn()
+                seconds = clock() - t
+                del out
+                gc.enable()
+                best[name] = min(best.get(name, seconds), seconds)
+    finally:
+        if not was_enabled:
+            gc.disable()
+    return best

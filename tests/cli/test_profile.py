@@ -31,3 +31,55 @@ def test_profile_command(capsys):
     assert "chain, 90 bindings" in out and "total" in out
     assert main(["profile", "nosuch", "3"]) == 2
     assert "unknown family 'nosuch'" in capsys.readouterr().err
+
+
+def _kills(func) -> int:
+    import tvm
+
+    from benchkill.cli.cmd_apply import count_kills
+
+    return sum(count_kills(tvm.IRModule({"main": func})).values())
+
+
+def _top_level_bindings(func) -> int:
+    return sum(len(block.bindings) for block in func.body.blocks)
+
+
+def test_the_floor_does_the_passes_unskippable_work():
+    """The floor's counts are what benchkill's pass does to the module: its kills, the
+    bindings canonicalization removes, the calls it rebuilds; and its run builds them."""
+    from benchkill import KillAfterLastUse
+    from benchkill.passes.profile import floor_work
+
+    for family, n in (("mixed", 40), ("model", 1), ("chain", 30)):
+        mod = generate(family, n)
+        func = mod["main"]
+        out_mod = KillAfterLastUse()(mod)
+        out = out_mod["main"]
+        work = floor_work(func)
+        assert len(work.kills) == _kills(out) - _kills(func), family
+        # the bindings canonicalization removes: the input's less the output's own
+        assert work.trivial == count_bindings(mod) - (count_bindings(out_mod) - len(work.kills))
+        if family != "chain":
+            assert work.rebuilt and work.trivial, family  # canonicalization on real IR
+        floor = work.run()
+        # the body's block holds its bindings, then the rebuilt calls and the kills
+        assert _top_level_bindings(floor) == (
+            _top_level_bindings(func) + len(work.rebuilt) + len(work.kills)
+        )
+
+
+def test_time_floor_takes_the_minimum_of_interleaved_rounds():
+    from benchkill.passes.profile import floor_work, time_floor
+
+    mod = generate("chain", 10)
+    best = time_floor(mod, floor_work(mod["main"]), rounds=3, clock=FakeClock(0.25))
+    assert best == {"tvm": 0.25, "benchkill": 0.25, "floor": 0.25}
+
+
+def test_profile_floor_command(capsys):
+    assert main(["profile", "mixed", "30", "--repeats", "1", "--floor"]) == 0
+    out = capsys.readouterr().out
+    assert "calls re-inferred" in out and "benchkill / floor" in out
+    for name in ("tvm", "benchkill", "floor"):
+        assert f"  {name} " in out

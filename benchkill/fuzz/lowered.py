@@ -212,9 +212,11 @@ class _Program(Shapes, Scopes):
     def stmt_rebind(self) -> None:
         picked = self.pick(ANY_ARG)
         if picked is not None:
-            self.bind(
-                picked.kind, picked.var.ty, picked.var, "y", root=picked.root, fields=picked.fields
-            )
+            # mostly of the value's own type; else declared less specific or other (IR built
+            # with the API: TVMScript gives a rebinding its value's type), which TVM's
+            # CanonicalizeBindings replaces all the same
+            ty, _, kind = self.declare(picked.kind, picked.var.ty)
+            self.bind(kind, ty, picked.var, "y", root=picked.root, fields=picked.fields)
 
     def stmt_match_cast(self) -> None:
         a = self.a

@@ -22,7 +22,10 @@ Line numbers are those of apache/tvm at 5d4dc87, the source nearest the apache-t
    re-inferred (``:518-528``); a rebuilt match_cast's variable takes the target type
    (``:880-906``).  Here: every call benchkill rebuilds is inferred again, as TVM's
    Normalizer infers it (:meth:`Canonicalizer.call`), and keeps its variable only if the
-   declared type equals the new value's (:func:`_var_binding`), else fallback.
+   declared type equals the new value's (:func:`_var_binding`), else fallback.  A trivial
+   rebinding is canonicalized whatever its two types, as TVM's planner does
+   (``canonicalize_bindings.cc:412-431``): its uses are rebuilt with their types
+   re-derived and checked, and a scope result it replaces must keep its type (rule 10).
 2. The rebuilt Function keeps ``ret_ty`` only if the body's type is a base of it
    (``expr_functor.cc:755-793``), else the constructor uses the body's type
    (``src/relax/ir/expr.cc:345-404``).  Here: ``FunctionChecks.function``
@@ -115,6 +118,8 @@ def _ident(expr) -> tuple:
 #: ``tvm_ffi.structural_equal`` without its Python wrapper: (a, b, map_free_vars,
 #: skip_tensor_content)
 _structural_equal = tvm_ffi.get_global_func("ffi.StructuralEqual")
+#: Types of values whose trivial rebinding is not canonicalized in Python (rule 8).
+_SHAPE_OR_PRIM = (ir.ShapeType, ir.PrimType)
 #: The missing type (a singleton) that TVM's mutator gives a rebuilt call to infer.
 _MISSING = ir.missing_type()
 
@@ -144,9 +149,11 @@ class Canonicalizer:
     constant.  Apply (:meth:`apply_binding`, :meth:`expr`, called by the rebuild): the
     bindings that use a replaced variable get the replacement.
 
-    Only type-preserving replacements are done here (a replacement's type is the replaced
-    variable's), and rebuilt calls are inferred again as TVM infers them; any other case
-    raises :class:`Unsupported`.
+    Items, match_casts and constants are replaced only by values of the replaced
+    variable's type; a trivial rebinding whatever its types, as TVM does
+    (:meth:`plan_rebinding`).  Rebuilt calls, tuples and items are inferred again as TVM
+    infers them and keep their variable only if its declared type is the new one; any
+    other case raises :class:`Unsupported`.
     """
 
     def __init__(self, bound: dict, params) -> None:
@@ -200,26 +207,29 @@ class Canonicalizer:
         constant = self.constant.get(h)
         return False, constant, None if constant is None else var_ty
 
-    def plan_rebinding(self, var, value, h: int) -> tuple[object, object]:
+    def plan_rebinding(self, var, value, h: int) -> tuple[object, object, object]:
         """:meth:`plan_binding` of ``var = value`` where ``value`` is a variable (the most
         common candidate: always trivial, so removed), written out for speed.
 
-        Returns ``(replacement, type)``.
+        As in TVM's CanonicalizePlanner (``canonicalize_bindings.cc:412-431``: a VarBinding
+        is trivial whatever the two types), the two types are not compared here: where
+        uses are rebuilt their types are re-derived from the replacement and checked (a
+        call, a tuple or an item: :func:`_var_binding`; a scope's result: the rebuild
+        compares its type), so a replacement of another type goes to the fallback only if
+        it changes a type of TVM's output.
+
+        Returns ``(replacement, variable's type, value's type)``.
         """
         var_ty, value_ty = var.ty, value.ty
-        if var_ty.__chandle__() != value_ty.__chandle__() and not _structural_equal(
-            var_ty, value_ty, False, False
-        ):
-            raise Unsupported("trivial binding that changes the type")
-        if type(var_ty) in (ir.ShapeType, ir.PrimType):
+        if type(var_ty) in _SHAPE_OR_PRIM or type(value_ty) in _SHAPE_OR_PRIM:
             raise Unsupported("trivial binding of a shape or prim value")
         target = self.replace.get(value.__chandle__() >> SHIFT, value)
         self.replace[h] = target
         self.known[h] = value
         constant = self.constant
         if constant:
-            return constant.get(target.__chandle__() >> SHIFT, target), var_ty
-        return target, var_ty
+            return constant.get(target.__chandle__() >> SHIFT, target), var_ty, value_ty
+        return target, var_ty, value_ty
 
     def unwrap_var(self, expr):
         """Follow variables to their bound values (TVM's recursively_unwrap_var)."""

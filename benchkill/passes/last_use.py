@@ -403,8 +403,8 @@ class _Sweeper:
                     _Bound(self.stack, self.closed), self.checks.func.params
                 )
             if is_var_binding and (kind is ir.Var or kind is ir.DataflowVar):
-                replacement, ty = canonicalizer.plan_rebinding(var, value, h)
-                self.substitute(h, replacement, ty)
+                replacement, var_ty, value_ty = canonicalizer.plan_rebinding(var, value, h)
+                self.substitute(h, replacement, var_ty, value_ty)
                 scope.removed.add(pos)
                 return  # a trivial binding: removed, with its use
             removed, replacement, ty = canonicalizer.plan_binding(binding, var, value, h)
@@ -459,9 +459,9 @@ class _Sweeper:
             canonicalizer = self.canonicalizer = Canonicalizer(
                 _Bound(self.stack, self.closed), self.checks.func.params
             )
-        replacement, ty = canonicalizer.plan_rebinding(var, value, h)
+        replacement, var_ty, value_ty = canonicalizer.plan_rebinding(var, value, h)
         self.subst[h] = replacement if ir.is_var(replacement) else None
-        if type(ty) not in _NEVER_ALLOC_ARGS:
+        if type(var_ty) not in _NEVER_ALLOC_ARGS or type(value_ty) not in _NEVER_ALLOC_ARGS:
             self.subst_in_alloc = True
         scope.removed.add(pos)
 
@@ -501,11 +501,16 @@ class _Sweeper:
             if simple:
                 scope.rebuilt[pos] = (value, op, var, new_args)
 
-    def substitute(self, h: int, replacement, ty) -> None:
+    def substitute(self, h: int, replacement, ty, other_ty=None) -> None:
         """Every later use of variable ``h`` is a use of ``replacement`` (a variable or a
-        constant, which holds none) of type ``ty``."""
+        constant, which holds none); ``ty`` and ``other_ty``: the replaced variable's type
+        and, when it differs, the replacement's, which tell whether either can stand in an
+        allocation's non-storage arguments (a chain of rebindings has each of its types in
+        some link)."""
         self.subst[h] = replacement if ir.is_var(replacement) else None
-        if type(ty) not in _NEVER_ALLOC_ARGS:
+        if type(ty) not in _NEVER_ALLOC_ARGS or (
+            other_ty is not None and type(other_ty) not in _NEVER_ALLOC_ARGS
+        ):
             self.subst_in_alloc = True
 
     def kill_target(self, call, scope: Scope, pos: int) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 from itertools import pairwise
 
+from benchkill.passes.canonicalize import Unsupported, same_type
 from benchkill.passes.last_use import OUTPUT, Scope, Sweep
 from benchkill.relax import ffi as ir
 
@@ -124,7 +125,14 @@ def _rewrite_scope(scope: Scope, plan: dict, canon):
         for dataflow, block, out in merged
     ]
     seq = scope.seq
-    body = canon.expr(seq.body) if OUTPUT in touched else seq.body
+    body = seq.body
+    if OUTPUT in touched:
+        body = canon.expr(body)
+        # TVM's rebuilt SeqExpr takes its result's type (rule 10), which the checks found
+        # to be the scope's: so must the result with its replacements (a trivial
+        # rebinding may replace a variable by one of another type)
+        if not same_type(body.ty, seq.body.ty):
+            raise Unsupported("a scope result replaced by a value of another type")
     new_seq = ir.make_seq_expr(blocks, body, seq.span)
     ir.update_type(new_seq, seq.ty)
     return new_seq

@@ -25,7 +25,10 @@ from benchkill.passes.plan import plan_kills
 from benchkill.passes.rewrite import rewrite_function
 
 
-def parse(src: str) -> tvm.IRModule:
+def parse(src) -> tvm.IRModule:
+    """The module of TVMScript ``src``, or the one that ``src()`` builds with the API."""
+    if callable(src):
+        return src()
     extra = {"I": I, "R": R, "T": T, "tvm": tvm, "relax": relax}
     return tvm.script.from_source(textwrap.dedent(src), extra_vars=extra, check_well_formed=False)
 
@@ -38,6 +41,38 @@ CALL_TIR_KERNEL = """
                         vi = T.axis.spatial(4, i)
                         B[vi] = A[vi] * T.float32(2)
 """
+
+
+def _rebinding(use: str) -> tvm.IRModule:
+    """``a = f(x); y: R.Tensor(ndim=1) = a`` and then ``use`` of ``y``: ``b = f(y)`` ("call"),
+    ``return y`` ("result") or ``b: R.Tensor(ndim=1) = R.add(y, w)`` ("add"), built with the
+    API (TVMScript gives a rebinding its value's type)."""
+    import tvm.ir._ffi_api as ir_api
+
+    t4 = relax.TensorType((4,), "float32")
+    loose = relax.TensorType(None, "float32", ndim=1)
+    x, w, a, y = relax.Var("x", t4), relax.Var("w", t4), relax.Var("a", t4), relax.Var("y", loose)
+    f = relax.ExternFunc("f")
+    bindings = [
+        relax.VarBinding(a, ir_api.Call(t4, f, [x], None, [t4], None)),
+        relax.VarBinding(y, a),
+    ]
+    if use == "result":
+        result = y
+    else:
+        b = relax.Var("b", t4 if use == "call" else loose)
+        value = (
+            ir_api.Call(t4, f, [y], None, [t4], None)
+            if use == "call"
+            else ir_api.Call(loose, tvm.ir.Op.get("relax.add"), [y, w], None, [], None)
+        )
+        bindings.append(relax.VarBinding(b, value))
+        result = b
+    body = relax.SeqExpr([relax.BindingBlock(bindings)], result)
+    tvm.relax._ffi_api.UpdateType(body, result.ty)
+    func = relax.Function([x, w], body, result.ty, is_pure=False)
+    return tvm.IRModule({"main": func})
+
 
 #: rule -> (module, whether the fallback computes it)
 MODULES = {
@@ -96,6 +131,16 @@ MODULES = {
         """,
         False,
     ),
+    # 1, a trivial rebinding declared R.Tensor(ndim=1) to an R.Tensor((4,)): TVM replaces
+    # the variable whatever the types, and the call re-inferred with the replacement keeps
+    # its declared type
+    "1 rebinding to another type, used by a call": (lambda: _rebinding("call"), False),
+    # 1 and 10, the same rebinding in the result: TVM's rebuilt SeqExpr takes the
+    # replacement's type
+    "1 rebinding to another type, returned": (lambda: _rebinding("result"), True),
+    # 1, the same rebinding in R.add declared R.Tensor(ndim=1): re-inferred as (4,), TVM
+    # binds a new Var
+    "1 rebinding to another type, changing a call's type": (lambda: _rebinding("add"), True),
     # 2: a return annotation incomparable with the body's type
     "2 incomparable return type": (
         """

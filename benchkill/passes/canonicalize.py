@@ -291,6 +291,11 @@ class Canonicalizer:
         if type(binding) is ir.MatchCast:
             if not same_type(var.ty, binding.ty):  # rule 1: TVM re-types it to the target
                 raise Unsupported("a match_cast whose variable is not of its target type")
+            if not same_type(new_value.ty, value.ty):
+                # a value replaced by one of another type (a rebinding of another type):
+                # TVM's UnusedTrivialBindingRemover (kill_after_last_use.cc:53-58) would
+                # then judge the match_cast trivial by the new type
+                raise Unsupported("a match_cast whose value is replaced by another type")
             return ir.make_match_cast(var, new_value, binding.ty, binding.span)
         return _var_binding(var, new_value, binding.span)
 

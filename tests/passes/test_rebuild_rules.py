@@ -45,8 +45,9 @@ CALL_TIR_KERNEL = """
 
 def _rebinding(use: str) -> tvm.IRModule:
     """``a = f(x); y: R.Tensor(ndim=1) = a`` and then ``use`` of ``y``: ``b = f(y)`` ("call"),
-    ``return y`` ("result") or ``b: R.Tensor(ndim=1) = R.add(y, w)`` ("add"), built with the
-    API (TVMScript gives a rebinding its value's type)."""
+    ``return y`` ("result"), ``b: R.Tensor(ndim=1) = R.add(y, w)`` ("add"), or with ``y``
+    declared R.Any an unused ``R.match_cast(y, R.Tensor((4,)))`` ("match_cast"), built with
+    the API (TVMScript gives a rebinding its value's type)."""
     import tvm.ir._ffi_api as ir_api
 
     t4 = relax.TensorType((4,), "float32")
@@ -57,7 +58,12 @@ def _rebinding(use: str) -> tvm.IRModule:
         relax.VarBinding(a, ir_api.Call(t4, f, [x], None, [t4], None)),
         relax.VarBinding(y, a),
     ]
-    if use == "result":
+    if use == "match_cast":  # y: R.Any = a; m = R.match_cast(y, R.Tensor((4,))); return a
+        y = relax.Var("y", relax.AnyType())
+        bindings[1] = relax.VarBinding(y, a)
+        bindings.append(relax.MatchCast(relax.Var("m", t4), y, t4))
+        result = a
+    elif use == "result":
         result = y
     else:
         b = relax.Var("b", t4 if use == "call" else loose)
@@ -141,6 +147,12 @@ MODULES = {
     # 1, the same rebinding in R.add declared R.Tensor(ndim=1): re-inferred as (4,), TVM
     # binds a new Var
     "1 rebinding to another type, changing a call's type": (lambda: _rebinding("add"), True),
+    # 1, a rebinding of R.Any to a tensor, then an unused match_cast of it to the tensor's
+    # type: canonicalized, TVM's UnusedTrivialBindingRemover finds the match_cast trivial
+    "1 rebinding to another type, then an unused match_cast": (
+        lambda: _rebinding("match_cast"),
+        True,
+    ),
     # 2: a return annotation incomparable with the body's type
     "2 incomparable return type": (
         """

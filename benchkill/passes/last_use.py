@@ -48,7 +48,7 @@ from __future__ import annotations
 from tvm import relax
 
 from benchkill.errors import BenchkillError
-from benchkill.passes.canonicalize import Canonicalizer, Unsupported
+from benchkill.passes.canonicalize import Canonicalizer, Unsupported, same_type
 from benchkill.passes.checks import FunctionChecks, is_void_var
 from benchkill.passes.keys import SHIFT
 from benchkill.relax import ffi as ir
@@ -143,6 +143,7 @@ class Sweep:
         "null_values",
         "killed",
         "canonicalizer",
+        "aliases",
     )
 
     def __init__(self, sweeper: _Sweeper, root: Scope, foreign: dict) -> None:
@@ -156,6 +157,9 @@ class Sweep:
         self.constants: set[int] = sweeper.constants
         self.null_values: set[int] = sweeper.null_values
         self.killed: set[int] = sweeper.killed
+        #: (scope, alias, source) of the match_casts TVM's canonicalization left as aliases
+        #: (see :class:`_Sweeper`); empty when canonicalizing
+        self.aliases: list[tuple[Scope, int, int]] = sweeper.aliases
         #: the canonicalization to apply when rebuilding, or None when nothing changes
         self.canonicalizer: Canonicalizer | None = sweeper.canonicalizer if sweeper.subst else None
 
@@ -217,6 +221,10 @@ class _Sweeper:
                 self.op_codes[ops.op_handle(name)] = _FNORMALIZE
         #: the rebuild rules checked on the way (None: TVM's output is swept, as it is)
         self.checks: FunctionChecks | None = None
+        #: (scope, alias, source) of each ``alias = R.match_cast(source, T)`` with T the
+        #: source's type, in binding order; recorded only when TVM's output is swept (the
+        #: canonicalization removes such a binding), for the beyond-TVM mode's plan
+        self.aliases: list[tuple[Scope, int, int]] = []
 
     def run(self, func) -> Sweep:
         try:
@@ -415,6 +423,9 @@ class _Sweeper:
                 return  # its uses are gone with it
         if not is_var_binding:  # MatchCast
             self.use_value(value)
+            if not self.canonicalize and (kind is ir.Var or kind is ir.DataflowVar):
+                if same_type(binding.ty, value.ty):  # the VM gives both one register
+                    self.aliases.append((scope, h, value.__chandle__() >> SHIFT))
         elif kind is ir.Call:
             # Allocations and plain calls took the hot path; what is left here:
             # null_value, the kills, and calls of a variable.

@@ -37,7 +37,7 @@ import tvm.relax._ffi_api as _relax_api
 import tvm_ffi
 from tvm import relax
 
-from benchkill.passes.last_use import STORAGE, NeedsTVMCanonicalization, Sweep
+from benchkill.passes.last_use import OUTPUT, STORAGE, NeedsTVMCanonicalization, Sweep
 from benchkill.relax import ffi as ir
 from benchkill.relax import ops
 
@@ -82,6 +82,9 @@ def plan_kills(
             extra.setdefault(scope.index, []).append((h, pos, var))
 
     excluded = skip | foreign.keys()  # kills of foreign variables go to ``extra``
+    # beyond TVM: a match_cast to its source's own type shares the source's register, so
+    # the source lives as long as the alias (TVM's pass kills it after its own last use)
+    extended = {} if tvm_compatible or not sweep.aliases else _alias_lifetimes(sweep.aliases)
     plans = {}
     for scope in sweep.scopes:
         limit = scope.first_nested if tvm_compatible else sys.maxsize
@@ -90,9 +93,12 @@ def plan_kills(
         outside = extra.get(scope.index, ())
         # key = (pos * 3 + slot) * stride + order: sorting the keys sorts the kills
         stride = len(variables) + len(outside) + 1
+        last = scope.last
+        if extended:
+            last = {h: extended.get(h, pos) for h, pos in last.items()}
         used = [
             (order, pos)
-            for order, (h, pos) in enumerate(scope.last.items())
+            for order, (h, pos) in enumerate(last.items())
             if pos is not None and h not in excluded
         ]
         # storage: known by its operator
@@ -127,6 +133,26 @@ def plan_kills(
             keys.sort()
             plans[scope.index] = _make_kills(scope, keys, stride, variables)
     return plans
+
+
+def _alias_lifetimes(aliases: list) -> dict[int, int]:
+    """handle -> last use of each source of a match_cast alias bound in the same scope,
+    extended to the alias's last use (OUTPUT if either is the scope's result); chains of
+    aliases are followed (the latest alias first)."""
+    extended: dict[int, int] = {}
+    for scope, alias, source in reversed(aliases):
+        last = scope.last
+        if source not in last:
+            continue  # bound in an outer scope: killed after the If that holds the alias
+        alias_pos = extended.get(alias, last[alias])
+        source_pos = extended.get(source, last[source])
+        if alias_pos is None:
+            continue
+        if alias_pos == OUTPUT or source_pos == OUTPUT:
+            extended[source] = OUTPUT
+        else:
+            extended[source] = max(alias_pos, source_pos if source_pos is not None else -1)
+    return extended
 
 
 def _slot_of_type(var) -> int:

@@ -84,7 +84,10 @@ def plan_kills(
     excluded = skip | foreign.keys()  # kills of foreign variables go to ``extra``
     # beyond TVM: a match_cast to its source's own type shares the source's register, so
     # the source lives as long as the alias (TVM's pass kills it after its own last use)
+    # (the alias itself is never killed: its kill would be one of the source)
     extended = {} if tvm_compatible or not sweep.aliases else _alias_lifetimes(sweep.aliases)
+    if not tvm_compatible and sweep.aliases:
+        excluded = excluded | {alias for _, alias, _ in sweep.aliases}
     plans = {}
     for scope in sweep.scopes:
         limit = scope.first_nested if tvm_compatible else sys.maxsize

@@ -401,11 +401,17 @@ def _lowered_modules(draw, max_statements: int, max_depth: int, options: dict) -
 
 
 def _becomes_alias(picked, ty) -> bool:
-    """Whether ``R.match_cast(picked, ty)`` becomes an alias once CanonicalizeBindings has
-    replaced ``picked``, a rebinding (declared another type, e.g. R.Any) of a value of type
-    ``ty``.  Not drawn: TVM's pass then kills the match_cast as a register of its own, a
-    kill of its source (``verify_kills``: kill-param, double kill), and so does benchkill's,
-    which gives TVM's output; a known TVM behaviour, like the R.str variables of
-    ``--string-vars``."""
+    """Whether ``R.match_cast(picked, ty)`` may become an alias once CanonicalizeBindings has
+    run: ``picked`` rebinds (declared another type, e.g. R.Any) a value of type ``ty``,
+    which replaces it; or ``picked`` is declared another type than its call's, of type
+    ``ty``, and a rebuilt call re-types it (``ReEmitBinding``).  A match_cast to a value's
+    own type is an alias of it.  Not drawn: TVM's pass then kills the match_cast and its
+    source as registers of their own, a kill of the other (``verify_kills``: kill-param,
+    kill-output, double kill), and benchkill's default mode gives TVM's output; a known TVM
+    behaviour, like the R.str variables of ``--string-vars``.  (The beyond mode handles
+    it: tests/passes/test_rebuild_rules.py.)"""
     root = picked.root
-    return root is not picked and tvm_ffi.structural_equal(root.var.ty, ty)
+    if root is not picked and tvm_ffi.structural_equal(root.var.ty, ty):
+        return True
+    inferred = root.inferred
+    return inferred is not None and tvm_ffi.structural_equal(inferred, ty)

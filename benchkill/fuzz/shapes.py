@@ -47,7 +47,10 @@ class Shapes:
     def bind_call(self, kind: str, ty, op, args, prefix: str, ty_args=()) -> Value:
         """``prefix: declared = op(*args)`` for a call whose inferred type is ``ty``."""
         var_ty, call_ty, var_kind = self.declare(kind, ty)
-        return self.bind(var_kind, var_ty, self.call(call_ty, op, args, ty_args), prefix)
+        value = self.bind(var_kind, var_ty, self.call(call_ty, op, args, ty_args), prefix)
+        if var_ty is not ty:
+            value.inferred = ty
+        return value
 
     def normalized(self, call):
         """``call`` with the type TVM infers for it."""

@@ -115,7 +115,18 @@ def is_pure(binding) -> bool:
 class Value:
     """A variable of the drawn program and what it is (for picking operands and kills)."""
 
-    __slots__ = ("var", "kind", "root", "depth", "exposes", "fields", "param", "serial", "item")
+    __slots__ = (
+        "var",
+        "kind",
+        "root",
+        "depth",
+        "exposes",
+        "fields",
+        "param",
+        "serial",
+        "item",
+        "inferred",
+    )
     _serials = iter(range(1 << 62))
 
     def __init__(self, var, kind, root=None, depth=0, fields=None, param=False):
@@ -127,6 +138,9 @@ class Value:
         self.fields = fields  # the field values of a tuple literal
         self.param = param
         self.item: tuple[Value, int] | None = None  # (tuple, index) of an item of a pair
+        #: the type TVM infers for the call bound to a variable declared another type (a
+        #: rebuilt call re-types its variable to it); None otherwise
+        self.inferred = None
         # Roots this value lets a later binding reach (a tuple literal reaches its fields).
         exposes = {self.root.serial}
         for field in fields or ():

@@ -24,7 +24,6 @@ import numpy as np
 import tvm
 import tvm.ir._ffi_api as _ir_ffi
 import tvm.relax._ffi_api as _rx_ffi
-import tvm_ffi
 from hypothesis import strategies as st
 from tvm import relax
 
@@ -50,6 +49,7 @@ from benchkill.fuzz.values import (
     Scopes,
     Value,
     atoms,
+    becomes_alias,
 )
 from benchkill.inputs.kernels import i64
 
@@ -229,7 +229,7 @@ class _Program(Shapes, Scopes):
             return
         if how == "refine":  # an object as a tensor: a new register, not an alias
             picked = self.pick((OBJECT,))
-            if picked is None or _becomes_alias(picked, a.tensor_ty):
+            if picked is None or becomes_alias(picked, a.tensor_ty):
                 return
             var = _ir_ffi.Var(self.name("m"), a.tensor_ty, None)
             self.scopes[-1].append(_rx_ffi.MatchCast(var, picked.var, a.tensor_ty, None))
@@ -243,7 +243,7 @@ class _Program(Shapes, Scopes):
             if picked is None or (how == "symbolic" and picked.root.kind != OBJECT):
                 return
             ty = a.loose if how == "loose" else a.symbolic
-            if _becomes_alias(picked, ty):
+            if becomes_alias(picked, ty):
                 return
             var = _ir_ffi.Var(self.name("m"), ty, None)
             self.scopes[-1].append(_rx_ffi.MatchCast(var, picked.var, ty, None))
@@ -398,20 +398,3 @@ def _lowered_modules(draw, max_statements: int, max_depth: int, options: dict) -
     main_gv = tvm.ir.GlobalVar("main")
     _rx_ffi.UpdateType(main_gv, main.ty)
     return tvm.IRModule({main_gv: main, **atoms().kernel_functions(KERNELS)})
-
-
-def _becomes_alias(picked, ty) -> bool:
-    """Whether ``R.match_cast(picked, ty)`` may become an alias once CanonicalizeBindings has
-    run: ``picked`` rebinds (declared another type, e.g. R.Any) a value of type ``ty``,
-    which replaces it; or ``picked`` is declared another type than its call's, of type
-    ``ty``, and a rebuilt call re-types it (``ReEmitBinding``).  A match_cast to a value's
-    own type is an alias of it.  Not drawn: TVM's pass then kills the match_cast and its
-    source as registers of their own, a kill of the other (``verify_kills``: kill-param,
-    kill-output, double kill), and benchkill's default mode gives TVM's output; a known TVM
-    behaviour, like the R.str variables of ``--string-vars``.  (The beyond mode handles
-    it: tests/passes/test_rebuild_rules.py.)"""
-    root = picked.root
-    if root is not picked and tvm_ffi.structural_equal(root.var.ty, ty):
-        return True
-    inferred = root.inferred
-    return inferred is not None and tvm_ffi.structural_equal(inferred, ty)

@@ -9,6 +9,7 @@ from functools import lru_cache
 import tvm
 import tvm.ir._ffi_api as _ir_ffi
 import tvm.relax._ffi_api as _rx_ffi
+import tvm_ffi
 from hypothesis import strategies as st
 from tvm import relax
 
@@ -228,3 +229,20 @@ class Scopes:
         seq = _rx_ffi.SeqExpr(blocks, result, None)
         _rx_ffi.UpdateType(seq, result.ty)
         return seq
+
+
+def becomes_alias(picked, ty) -> bool:
+    """Whether ``R.match_cast(picked, ty)`` may become an alias once CanonicalizeBindings has
+    run: ``picked`` rebinds (declared another type, e.g. R.Any) a value of type ``ty``,
+    which replaces it; or ``picked`` is declared another type than its call's, of type
+    ``ty``, and a rebuilt call re-types it (``ReEmitBinding``).  A match_cast to a value's
+    own type is an alias of it.  Not drawn: TVM's pass then kills the match_cast and its
+    source as registers of their own, a kill of the other (``verify_kills``: kill-param,
+    kill-output, double kill), and benchkill's default mode gives TVM's output; a known TVM
+    behaviour, like the R.str variables of ``--string-vars``.  (The beyond mode handles
+    it: tests/passes/test_rebuild_rules.py.)"""
+    root = picked.root
+    if root is not picked and tvm_ffi.structural_equal(root.var.ty, ty):
+        return True
+    inferred = root.inferred
+    return inferred is not None and tvm_ffi.structural_equal(inferred, ty)

@@ -84,7 +84,7 @@ class FloorWork:
 
     func: object
     scopes: tuple  # the SeqExprs, the function body first
-    trivial: int  # trivial rebindings ``lv = alloc``: two types read and compared
+    trivial: int  # bindings canonicalization removes (trivial rebindings ``lv = alloc``, ...)
     rebuilt: tuple  # (call, op, var, new arguments) of each call rebuilt and re-inferred
     kills: tuple  # (kill operator, variable) of each kill inserted
 
@@ -96,8 +96,7 @@ class FloorWork:
 def floor_work(func) -> FloorWork:
     """What benchkill's pass must do through the FFI on ``func``, whatever its Python around
     it: read every binding (the item, ``.var``, ``.value``, a call's ``.op`` and each
-    argument, handles), read and compare the two types of every trivial rebinding, rebuild
-    and re-infer every call whose arguments canonicalization substitutes (as TVM's
+    argument, handles), rebuild and re-infer every call whose arguments canonicalization substitutes (as TVM's
     ``ReEmitBinding`` does, rule 1 of :mod:`.canonicalize`), build the kill bindings, then
     one block per scope and the function.  Found by running the pass's own sweep and plan
     (outside any timing); a function the sweep hands to the fallback raises
@@ -157,10 +156,6 @@ def _floor(work: FloorWork):
                         arg = array_get(args, i)
                         if type(arg) is ir.Var:
                             arg.__chandle__()
-                elif kind is ir.Var:
-                    a, b = var.ty, value.ty
-                    if a.__chandle__() != b.__chandle__():
-                        equal(a, b, False, False)
             out.extend(bindings)
         if seq is work.scopes[0]:
             out.extend(made)

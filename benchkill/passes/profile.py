@@ -9,7 +9,7 @@ freeing the sweep's tables and wrappers as the pass returns; a function the swee
 to the fallback (:mod:`.fallback`, TVM's pass) has the sweep and the fallback.
 
 :func:`floor_work` and :func:`time_floor` measure the floor of any exact Python pass on a
-function: the FFI work it cannot skip (reads, type comparisons, re-inferred calls, kill
+function: the FFI work it cannot skip (reads, re-inferred calls, kill
 bindings), timed beside TVM's and benchkill's pass.
 """
 
@@ -96,8 +96,9 @@ class FloorWork:
 def floor_work(func) -> FloorWork:
     """What benchkill's pass must do through the FFI on ``func``, whatever its Python around
     it: read every binding (the item, ``.var``, ``.value``, a call's ``.op`` and each
-    argument, handles), rebuild and re-infer every call whose arguments canonicalization substitutes (as TVM's
-    ``ReEmitBinding`` does, rule 1 of :mod:`.canonicalize`), build the kill bindings, then
+    argument, handles), rebuild and re-infer every call whose arguments canonicalization
+    substitutes (as TVM's ``ReEmitBinding`` does, rule 1 of :mod:`.canonicalize`), build
+    the kill bindings, then
     one block per scope and the function.  Found by running the pass's own sweep and plan
     (outside any timing); a function the sweep hands to the fallback raises
     :class:`NeedsTVMCanonicalization` or :class:`Unsupported`."""

@@ -65,9 +65,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_floor(mod, bindings: int, rounds: int) -> None:
+    from benchkill.bench.suites.pass_suite import time_floor
     from benchkill.passes.canonicalize import Unsupported
     from benchkill.passes.last_use import NeedsTVMCanonicalization
-    from benchkill.passes.profile import floor_work, time_floor
+    from benchkill.passes.profile import floor_work
 
     try:
         work = floor_work(mod["main"])

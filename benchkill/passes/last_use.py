@@ -405,15 +405,9 @@ class _Sweeper:
         kind = type(value)
         is_var_binding = type(binding) is ir.VarBinding
         if self.canonicalize and (not is_var_binding or kind in _CANDIDATE_VALUES):
-            canonicalizer = self.canonicalizer
-            if canonicalizer is None:
-                canonicalizer = self.canonicalizer = Canonicalizer(
-                    _Bound(self.stack, self.closed), self.checks.func.params
-                )
+            canonicalizer = self.canonicalizer or self.new_canonicalizer()
             if is_var_binding and (kind is ir.Var or kind is ir.DataflowVar):
-                replacement, var_ty, value_ty = canonicalizer.plan_rebinding(var, value, h)
-                self.substitute(h, replacement, var_ty, value_ty)
-                scope.removed.add(pos)
+                self.rebinding(var, value, h, scope, pos)
                 return  # a trivial binding: removed, with its use
             removed, replacement, ty = canonicalizer.plan_binding(binding, var, value, h)
             if replacement is not None:
@@ -461,19 +455,18 @@ class _Sweeper:
         else:
             self.use_value(value)
 
+    def new_canonicalizer(self) -> Canonicalizer:
+        """The canonicalizer, made at the first candidate binding."""
+        self.canonicalizer = Canonicalizer(_Bound(self.stack, self.closed), self.checks.func.params)
+        return self.canonicalizer
+
     def rebinding(self, var, value, h: int, scope: Scope, pos: int) -> None:
         """:meth:`binding` of ``var = value`` where ``value`` is a Var, when canonicalizing:
         a trivial binding, removed, and every later use of ``var`` is a use of its
         replacement (:meth:`.canonicalize.Canonicalizer.plan_rebinding`)."""
-        canonicalizer = self.canonicalizer
-        if canonicalizer is None:
-            canonicalizer = self.canonicalizer = Canonicalizer(
-                _Bound(self.stack, self.closed), self.checks.func.params
-            )
+        canonicalizer = self.canonicalizer or self.new_canonicalizer()
         replacement, var_ty, value_ty = canonicalizer.plan_rebinding(var, value, h)
-        self.subst[h] = replacement if ir.is_var(replacement) else None
-        if type(var_ty) not in _NEVER_ALLOC_ARGS or type(value_ty) not in _NEVER_ALLOC_ARGS:
-            self.subst_in_alloc = True
+        self.substitute(h, replacement, var_ty, value_ty)
         scope.removed.add(pos)
 
     def substituted_call(self, value, op, var, scope: Scope, pos: int) -> None:

@@ -8,9 +8,10 @@ the number of bindings.  The steps: the sweep (with canonicalization's plan), th
 freeing the sweep's tables and wrappers as the pass returns; a function the sweep hands
 to the fallback (:mod:`.fallback`, TVM's pass) has the sweep and the fallback.
 
-:func:`floor_work` and :func:`time_floor` measure the floor of any exact Python pass on a
-function: the FFI work it cannot skip (reads, re-inferred calls, kill
-bindings), timed beside TVM's and benchkill's pass.
+:func:`floor_work` is the floor of any exact Python pass on a function: the FFI work it
+cannot skip (reads, re-inferred calls, kill bindings);
+:func:`benchkill.bench.suites.pass_suite.time_floor` times it beside TVM's and benchkill's
+pass.
 """
 
 from __future__ import annotations
@@ -89,8 +90,15 @@ class FloorWork:
     kills: tuple  # (kill operator, variable) of each kill inserted
 
     def run(self):
-        """Do that work once (its result is a function, never used)."""
-        return _floor(self)
+        """Do that work once (its result is a function, never used), with the collector
+        paused as the pass pauses it."""
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return _floor(self)
+        finally:
+            if was_enabled:
+                gc.enable()
 
 
 def floor_work(func) -> FloorWork:
@@ -163,36 +171,3 @@ def _floor(work: FloorWork):
         body = ir.make_seq_expr([ir.make_binding_block(out, None)], seq.body, None)
         ir.update_type(body, seq.ty)
     return ir.make_function(func.params, body, func.ret_ty, func.is_pure, func.attrs, func.span)
-
-
-def time_floor(mod, work: FloorWork, rounds: int, clock=time.process_time) -> dict[str, float]:
-    """Minimum ``clock`` seconds of TVM's pass, benchkill's pass (both on ``mod``) and the
-    floor ``work``, interleaved round by round after one warm-up of each, the collector paused
-    in each timed call as the pass pauses it."""
-    from benchkill.passes import KillAfterLastUse
-
-    tvm_pass, benchkill_pass = relax.transform.KillAfterLastUse(), KillAfterLastUse()
-    functions = {
-        "tvm": lambda: tvm_pass(mod),
-        "benchkill": lambda: benchkill_pass(mod),
-        "floor": work.run,
-    }
-    for fn in functions.values():
-        fn()
-    best: dict[str, float] = {}
-    was_enabled = gc.isenabled()
-    try:
-        for _ in range(rounds):
-            for name, fn in functions.items():
-                gc.collect()
-                gc.disable()
-                t = clock()
-                out = fn()
-                seconds = clock() - t
-                del out
-                gc.enable()
-                best[name] = min(best.get(name, seconds), seconds)
-    finally:
-        if not was_enabled:
-            gc.disable()
-    return best

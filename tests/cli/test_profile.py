@@ -70,7 +70,8 @@ def test_the_floor_does_the_passes_unskippable_work():
 
 
 def test_time_floor_takes_the_minimum_of_interleaved_rounds():
-    from benchkill.passes.profile import floor_work, time_floor
+    from benchkill.bench.suites.pass_suite import time_floor
+    from benchkill.passes.profile import floor_work
 
     mod = generate("chain", 10)
     best = time_floor(mod, floor_work(mod["main"]), rounds=3, clock=FakeClock(0.25))

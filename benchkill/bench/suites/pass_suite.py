@@ -263,3 +263,17 @@ def run_case(
         clock = "process_time" if cpu else "perf_counter"
         records.append(record("benchkill", SPEEDUP, "ratio", ratios, numerator="tvm", clock=clock))
     return records
+
+
+def time_floor(mod, work, rounds: int, clock=time.process_time) -> dict[str, float]:
+    """Minimum ``clock`` seconds of TVM's pass, benchkill's pass (both on ``mod``) and the
+    floor ``work`` (:func:`benchkill.passes.profile.floor_work`), timed as the suite times
+    passes: :func:`~benchkill.bench.timing.interleave`, one warm-up, ``rounds`` rounds."""
+    passes = implementations(include_naive=False)
+    functions = {
+        "tvm": lambda: passes["tvm"](mod),
+        "benchkill": lambda: passes["benchkill"](mod),
+        "floor": work.run,
+    }
+    timing = interleave(functions, rounds, keep_outputs=False, cpu_clock=clock)
+    return {name: min(samples) for name, samples in timing.cpu_samples.items()}

@@ -129,13 +129,14 @@ def same_type(a, b) -> bool:
     return a.__chandle__() == b.__chandle__() or _structural_equal(a, b, False, False)
 
 
-def _var_binding(var, value, span):
+def _var_binding(var, value):
     """``var = value`` of a rebuilt value; rule 1: when the value's type is not the declared
     one TVM binds a new Var and remaps the later uses, which benchkill leaves to the
-    fallback."""
+    fallback.  Like TVM's ``ReEmitBinding`` (``VarBinding(new_var, new_value)``), the new
+    binding has no span."""
     if not same_type(var.ty, value.ty):
         raise Unsupported("a rebuilt value whose type is not the declared one")
-    return ir.make_var_binding(var, value, span)
+    return ir.make_var_binding(var, value, None)
 
 
 class Canonicalizer:
@@ -297,9 +298,9 @@ class Canonicalizer:
                 # then judge the match_cast trivial by the new type
                 raise Unsupported("a match_cast whose value is replaced by another type")
             return ir.make_match_cast(var, new_value, binding.ty, binding.span)
-        return _var_binding(var, new_value, binding.span)
+        return _var_binding(var, new_value)
 
-    def call_binding(self, rebuilt: tuple, span):
+    def call_binding(self, rebuilt: tuple):
         """The binding of ``var`` to ``call`` with the arguments ``args``, from ``rebuilt =
         (call, op, var, args)``: what the sweep read of a call whose only change is
         variables replaced by variables.  :meth:`call` and :func:`_var_binding` written
@@ -318,7 +319,7 @@ class Canonicalizer:
             var_ty, ty, False, False
         ):
             raise Unsupported("a rebuilt value whose type is not the declared one")
-        return ir.make_var_binding(var, new, span)
+        return ir.make_var_binding(var, new, None)
 
     def expr(self, expr):
         """``expr`` with replaced variables and inlined constants (itself if unchanged).

@@ -81,7 +81,7 @@ def _rewrite_scope(scope: Scope, plan: dict, canon):
             out = []
             copied = start  # bindings before this position are in ``out``
             while True:
-                pos = min(next_kill, next_special)
+                pos = next_kill if next_kill < next_special else next_special
                 if pos >= end:
                     break
                 if pos >= copied:
@@ -96,7 +96,7 @@ def _rewrite_scope(scope: Scope, plan: dict, canon):
                         else:
                             rebuilt = rebuilt_get(pos)
                             if rebuilt is not None:
-                                binding = canon.call_binding(rebuilt, binding.span)
+                                binding = canon.call_binding(rebuilt)
                             else:
                                 binding = _changed(
                                     binding, pos, scope, new_children.get(pos), canon
@@ -144,7 +144,7 @@ def _changed(binding, pos: int, scope: Scope, new_bodies, canon):
         return None
     rebuilt = scope.rebuilt.get(pos)
     if rebuilt is not None:  # variables replaced by variables, as the sweep read them
-        return canon.call_binding(rebuilt, binding.span)
+        return canon.call_binding(rebuilt)
     if pos in scope.touched:
         return canon.apply_binding(binding, True, new_bodies)
     return _rebuild_binding(binding, new_bodies)
@@ -161,4 +161,4 @@ def _rebuild_binding(binding, new_bodies: list):
         )
     else:  # a SeqExpr bound directly
         new_value = new_bodies[0]
-    return ir.make_var_binding(binding.var, new_value, binding.span)
+    return ir.make_var_binding(binding.var, new_value, None)  # no span, as TVM re-emits it

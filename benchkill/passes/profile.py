@@ -28,6 +28,7 @@ from benchkill.passes.last_use import NeedsTVMCanonicalization, sweep_function
 from benchkill.passes.plan import plan_kills
 from benchkill.passes.rewrite import rewrite_function
 from benchkill.relax import ffi as ir
+from benchkill.relax import ops
 
 STEPS = ("sweep", "plan", "rebuild", "free", "fallback")
 
@@ -87,7 +88,7 @@ class FloorWork:
     scopes: tuple  # the SeqExprs, the function body first
     trivial: int  # bindings canonicalization removes (trivial rebindings ``lv = alloc``, ...)
     rebuilt: tuple  # (call, op, var, new arguments) of each call rebuilt and re-inferred
-    kills: tuple  # (kill operator, variable) of each kill inserted
+    kills: tuple  # (kill operator, variable, whether its type is read) of each kill inserted
 
     def run(self):
         """Do that work once (its result is a function, never used), with the collector
@@ -105,8 +106,9 @@ def floor_work(func) -> FloorWork:
     """What benchkill's pass must do through the FFI on ``func``, whatever its Python around
     it: read every binding (the item, ``.var``, ``.value``, a call's ``.op`` and each
     argument, handles), rebuild and re-infer every call whose arguments canonicalization
-    substitutes (as TVM's ``ReEmitBinding`` does, rule 1 of :mod:`.canonicalize`), build
-    the kill bindings, then
+    substitutes (as TVM's ``ReEmitBinding`` does, rule 1 of :mod:`.canonicalize`), read
+    the type of each variable killed but a storage (the kill's kind follows it, rule 7),
+    build the kill bindings, then
     one block per scope and the function.  Found by running the pass's own sweep and plan
     (outside any timing); a function the sweep hands to the fallback raises
     :class:`NeedsTVMCanonicalization` or :class:`Unsupported`."""
@@ -116,7 +118,8 @@ def floor_work(func) -> FloorWork:
     for _, scope_kills in plan.values():
         for kill in scope_kills:
             call = kill.value
-            kills.append((call.op, ir.array_get(call.args, 0)))
+            op = call.op
+            kills.append((op, ir.array_get(call.args, 0), op.name != ops.KILL_STORAGE))
     rebuilt = tuple(entry for scope in sweep.scopes for entry in scope.rebuilt.values())
     return FloorWork(
         func,
@@ -144,7 +147,9 @@ def _floor(work: FloorWork):
         if a.__chandle__() != b.__chandle__():
             equal(a, b, False, False)
         made.append(ir.make_var_binding(var, new, None))
-    for op, var in work.kills:
+    for op, var, typed in work.kills:
+        if typed:  # the kill's kind follows the variable's type (rule 7)
+            var.ty
         call = new_call(void, op, (var,), None, empty, None)
         made.append(new_binding(new_var("_", void, None), call, None))
     body = None

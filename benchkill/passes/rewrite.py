@@ -79,36 +79,38 @@ def _rewrite_scope(scope: Scope, plan: dict, canon):
             block = None
         else:
             out = []
+            extend, append = out.extend, out.append
             copied = start  # bindings before this position are in ``out``
             while True:
                 pos = next_kill if next_kill < next_special else next_special
                 if pos >= end:
                     break
                 if pos >= copied:
-                    out.extend(bindings[copied - start : pos - start])
-                    binding = bindings[pos - start]
-                    if pos == next_special:
+                    if pos > copied:
+                        extend(bindings[copied - start : pos - start])
+                    if pos != next_special:  # a kill follows an unchanged binding
+                        append(bindings[pos - start])
+                    else:
                         si += 1
                         next_special = special[si] if si < n_special else _NEVER
-                        # _changed, its two commonest cases written out
-                        if pos in removed:
-                            binding = None
-                        else:
+                        # _changed, its two commonest cases written out (a removed
+                        # binding has nothing to append)
+                        if pos not in removed:
                             rebuilt = rebuilt_get(pos)
                             if rebuilt is not None:
-                                binding = canon.call_binding(rebuilt)
+                                append(canon.call_binding(rebuilt))
                             else:
                                 binding = _changed(
-                                    binding, pos, scope, new_children.get(pos), canon
+                                    bindings[pos - start], pos, scope, new_children.get(pos), canon
                                 )
-                    if binding is not None:
-                        out.append(binding)
+                                if binding is not None:
+                                    append(binding)
                     copied = pos + 1
                 while next_kill == pos:
-                    out.append(kills[ki])
+                    append(kills[ki])
                     ki += 1
                     next_kill = kill_pos[ki] if ki < n_kills else _NEVER
-            out.extend(bindings[copied - start :])
+            extend(bindings[copied - start :])
             block = None
         start = end
         if not out:

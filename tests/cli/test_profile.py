@@ -33,12 +33,14 @@ def test_profile_command(capsys):
     assert "unknown family 'nosuch'" in capsys.readouterr().err
 
 
-def _kills(func) -> int:
+def _kills(func, storage: bool = True) -> int:
+    """Kill calls in ``func``; without ``storage`` the kill_storage calls are left out."""
     import tvm
 
     from benchkill.cli.cmd_apply import count_kills
 
-    return sum(count_kills(tvm.IRModule({"main": func})).values())
+    counts = count_kills(tvm.IRModule({"main": func}))
+    return sum(n for op, n in counts.items() if storage or op != "kill_storage")
 
 
 def _top_level_bindings(func) -> int:
@@ -58,6 +60,10 @@ def test_the_floor_does_the_passes_unskippable_work():
         out = out_mod["main"]
         work = floor_work(func)
         assert len(work.kills) == _kills(out) - _kills(func), family
+        # the type of every killed variable but a storage is read (the kill's kind)
+        typed = sum(typed for _, _, typed in work.kills)
+        assert typed == _kills(out, storage=False) - _kills(func, storage=False), family
+        assert 0 < typed < len(work.kills), family  # each family has storage and others
         # the bindings canonicalization removes: the input's less the output's own
         assert work.trivial == count_bindings(mod) - (count_bindings(out_mod) - len(work.kills))
         if family != "chain":

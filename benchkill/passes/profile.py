@@ -149,7 +149,7 @@ def _floor(work: FloorWork):
         made.append(ir.make_var_binding(var, new, None))
     for op, var, typed in work.kills:
         if typed:  # the kill's kind follows the variable's type (rule 7)
-            var.ty
+            _ = var.ty
         call = new_call(void, op, (var,), None, empty, None)
         made.append(new_binding(new_var("_", void, None), call, None))
     body = None

@@ -28,13 +28,16 @@ class FunctionChecks:
     """Rules 2, 3, 5b and 10 of the module docstring on one function, checked by the sweep
     (each raises :class:`Unsupported`: the function then goes to the fallback)."""
 
-    __slots__ = ("func", "_defined", "_scanned")
+    __slots__ = ("func", "_defined", "_scanned", "_well_defined")
 
     def __init__(self, func) -> None:
         self.func = func
         #: handle -> TIR variable, of those the parameters scanned so far define
         self._defined: dict[int, object] = {}
         self._scanned = 0  # parameters scanned (in order) for :attr:`_defined`
+        #: handles of the scope types that TVM's rebuild keeps as they are (rule 10); the
+        #: types are held by the function, so a handle names one type during the pass
+        self._well_defined: set[int] = set()
 
     def function(self) -> None:
         """Rule 2 (the return type TVM's rebuilt Function gets) and 5b (void parameters)."""
@@ -52,8 +55,10 @@ class FunctionChecks:
         kind = type(body)
         if kind in _NOT_LEAVES:
             raise Unsupported("a scope result that is not normalized")
+        ty = None
         if kind is ir.Var:
-            if is_void_var(body):
+            ty = body.ty
+            if type(ty) is relax.TupleType and not ir.array_size(ty.fields):
                 raise Unsupported("a void variable as a scope result")
         elif kind is ir.Tuple:
             for field in ir.items(body.fields):
@@ -61,12 +66,17 @@ class FunctionChecks:
                     raise Unsupported("a tuple result that is not normalized")
         if not has_blocks:
             return  # TVM's mutators leave it as it is
-        ty = body.ty
+        if ty is None:
+            ty = body.ty
         if not same_type(seq.ty, ty):
             raise Unsupported("a scope whose type is not its result's")
+        h = ty.__chandle__()
+        if h in self._well_defined:
+            return  # one type object, erased before (If branches often share theirs)
         if not _erase(ty, _EMPTY_MAP, _EMPTY_MAP).same_as(ty):
             if not _erase(ty, self._defined_in(ty), _EMPTY_MAP).same_as(ty):
                 raise Unsupported("a scope type TVM's rebuild erases")
+        self._well_defined.add(h)
 
     def _defined_in(self, ty):
         """The map, each to itself, of the TIR variables of ``ty`` that the parameters'

@@ -45,6 +45,8 @@ builds is freed by reference counting, without the cyclic garbage collector.
 
 from __future__ import annotations
 
+from functools import cache
+
 from tvm import relax
 
 from benchkill.errors import BenchkillError
@@ -72,6 +74,21 @@ _CANDIDATE_VALUES = (ir.Var, ir.DataflowVar, ir.GenericConst, ir.Tuple, ir.Tuple
 _NEVER_ALLOC_ARGS = (ir.TensorType, relax.TupleType)
 #: Argument kinds that hold no Relax variable a kill could target.
 _LEAVES = (ir.GenericConst, ir.ShapeExpr, ir.IntImm, ir.FloatImm, ir.StringImm)
+
+
+@cache
+def _op_codes(canonicalize: bool) -> dict[int, int]:
+    """Operator handle -> operator code, of the operators the sweep tells apart (made once
+    per process: an operator is a registered singleton, its handle never changes)."""
+    codes = {ops.op_handle(n): _ALLOC_STORAGE for n in ops.ALLOC_STORAGE}
+    codes.update({ops.op_handle(n): _ALLOC_TENSOR for n in ops.ALLOC_TENSOR})
+    for name in ops.KILLS:
+        codes[ops.op_handle(name)] = _KILL
+    codes[ops.op_handle(ops.NULL_VALUE)] = _NULL_VALUE
+    if canonicalize:
+        for name in ops.ops_with_attr("FNormalize"):
+            codes[ops.op_handle(name)] = _FNORMALIZE
+    return codes
 
 
 class NeedsTVMCanonicalization(Exception):  # noqa: N818 (a signal, not an error)
@@ -211,14 +228,7 @@ class _Sweeper:
         self.constants: set[int] = set()
         self.null_values: set[int] = set()
         self.killed: set[int] = set()
-        self.op_codes = {ops.op_handle(n): _ALLOC_STORAGE for n in ops.ALLOC_STORAGE}
-        self.op_codes.update({ops.op_handle(n): _ALLOC_TENSOR for n in ops.ALLOC_TENSOR})
-        for name in ops.KILLS:
-            self.op_codes[ops.op_handle(name)] = _KILL
-        self.op_codes[ops.op_handle(ops.NULL_VALUE)] = _NULL_VALUE
-        if canonicalize:
-            for name in ops.ops_with_attr("FNormalize"):
-                self.op_codes[ops.op_handle(name)] = _FNORMALIZE
+        self.op_codes = _op_codes(canonicalize)
         #: the rebuild rules checked on the way (None: TVM's output is swept, as it is)
         self.checks: FunctionChecks | None = None
         #: (scope, alias, source) of each ``alias = R.match_cast(source, T)`` with T the

@@ -33,18 +33,22 @@ def _rewrite_scope(scope: Scope, plan: dict, canon):
     new_children = {}
     for pos, children in scope.children.items():
         rewritten = [_rewrite_scope(child, plan, canon) for child in children]
-        if any(r is not None for r in rewritten):
+        # one or two children (an If's branches); ``is``, as ``==`` on IR nodes reads types
+        if rewritten[0] is not None or rewritten[-1] is not None:
             new_children[pos] = [
                 child.seq if r is None else r for child, r in zip(children, rewritten, strict=True)
             ]
     kill_pos, kills = plan.get(scope.index, ((), ()))
     touched, removed = scope.touched, scope.removed
-    kinds = [
-        dataflow
-        for bindings, dataflow in zip(scope.bindings, scope.dataflow, strict=True)
-        if bindings
-    ]
-    irregular = len(kinds) < len(scope.bindings) or any(a == b for a, b in pairwise(kinds))
+    if len(scope.bindings) == 1:  # the commonest scope: one block, dropped if empty
+        irregular = not scope.bindings[0]
+    else:
+        kinds = [
+            dataflow
+            for bindings, dataflow in zip(scope.bindings, scope.dataflow, strict=True)
+            if bindings
+        ]
+        irregular = len(kinds) < len(scope.bindings) or any(a == b for a, b in pairwise(kinds))
     if not kills and not new_children and not touched and not removed and not irregular:
         return None
 

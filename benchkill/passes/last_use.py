@@ -144,7 +144,7 @@ class Scope:
         #: positions of the bindings canonicalization removes
         self.removed: set[int] = set()
         #: touched position -> (call, callee, variable, new arguments) of a call whose only
-        #: change is variables replaced by variables of the same type
+        #: change is variables replaced by variables or by the constants they are bound to
         self.rebuilt: dict[int, tuple] = {}
 
 
@@ -216,6 +216,8 @@ class _Sweeper:
         #: handle -> what every use of the variable becomes: a variable, or None when a
         #: constant is inlined (see :meth:`.canonicalize.Canonicalizer.plan_binding`)
         self.subst: dict[int, object] = {}
+        #: handle -> the constant that replaces the variable (its ``subst`` is None)
+        self.inlined: dict[int, object] = {}
         #: a substituted variable may stand in an allocation's non-storage argument
         self.subst_in_alloc = False
         self.scopes: list[Scope] = []
@@ -482,8 +484,9 @@ class _Sweeper:
     def substituted_call(self, value, op, var, scope: Scope, pos: int) -> None:
         """The hot path's loop over a call's arguments once canonicalization substitutes
         variables: uses are recorded as uses of the replacements, and when only variables
-        are replaced by variables the new arguments are kept for the rebuild
-        (``Scope.rebuilt``), which then needs no second read of the call."""
+        are replaced (by variables, or by the constants they are bound to) the new arguments
+        are kept for the rebuild (``Scope.rebuilt``), which then needs no second read of the
+        call."""
         subst, last = self.subst, scope.last
         array_get = ir.array_get
         args = value.args
@@ -497,8 +500,8 @@ class _Sweeper:
                 if ah in subst:
                     changed = True
                     arg = subst[ah]
-                    if arg is None:  # a constant is inlined: the canonicalizer rebuilds
-                        simple = False
+                    if arg is None:  # a constant is inlined: no variable is used
+                        new_args.append(self.inlined[ah])
                         continue
                     ah = arg.__chandle__() >> SHIFT
                 if ah in last:
@@ -521,7 +524,11 @@ class _Sweeper:
         and, when it differs, the replacement's, which tell whether either can stand in an
         allocation's non-storage arguments (a chain of rebindings has each of its types in
         some link)."""
-        self.subst[h] = replacement if ir.is_var(replacement) else None
+        if ir.is_var(replacement):
+            self.subst[h] = replacement
+        else:
+            self.subst[h] = None
+            self.inlined[h] = replacement
         if type(ty) not in _NEVER_ALLOC_ARGS or (
             other_ty is not None and type(other_ty) not in _NEVER_ALLOC_ARGS
         ):

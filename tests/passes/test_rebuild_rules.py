@@ -566,3 +566,28 @@ def test_beyond_mode_never_kills_a_match_cast_alias_itself(fallback_calls):
     assert verify_kills(beyond) == []
     assert "kill_tensor(m)" not in beyond["main"].script()
     tvm.ir.assert_structural_equal(benchkill.KillAfterLastUse()(mod), tvm_out)
+
+
+def test_a_call_with_an_inlined_constant_is_rebuilt_from_the_sweep(fallback_calls):
+    """``c = R.const(...)`` used by a call: TVM's canonicalization inlines the constant into
+    the call and re-infers it; benchkill takes the sweep's fast path (the new arguments,
+    the constant among them, kept in ``Scope.rebuilt``), with TVM's output."""
+    mod = parse(
+        """
+        @I.ir_module
+        class Module:
+            @R.function(pure=False)
+            def main(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+                c = R.const(2.0, "float32")
+                y = R.call_packed("f", x, c, sinfo_args=R.Tensor((4,), "float32"))
+                z = R.call_packed("g", y, sinfo_args=R.Tensor((4,), "float32"))
+                return z
+        """
+    )
+    sweep = sweep_function(mod["main"])
+    (entry,) = sweep.root.rebuilt.values()
+    assert [type(arg).__name__ for arg in entry[3]] == ["Var", "GenericConst"]  # x, the constant
+    expected = relax.transform.KillAfterLastUse()(mod)
+    actual = benchkill.KillAfterLastUse()(mod)
+    tvm.ir.assert_structural_equal(actual, expected, map_free_vars=True)
+    assert "R.const(2" in actual.script() and not fallback_calls

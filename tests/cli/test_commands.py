@@ -215,6 +215,14 @@ LAUNCH = (
 )
 
 
+def _as_from_a_terminal() -> None:
+    """The child's SIGINT and SIGHUP at their defaults, as in a terminal: a test run started
+    in the background (``nohup``, ``&`` in a script) has them ignored, the child would
+    inherit that, and benchkill leaves an ignored signal ignored."""
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def start_slow_run(tmp_path, path):
     """A real `benchkill run` process, stuck in its third case once two are saved."""
     (tmp_path / "slow_fake_suite.py").write_text(SLOW_SUITE)
@@ -227,6 +235,7 @@ def start_slow_run(tmp_path, path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_as_from_a_terminal,
     )
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:

@@ -16,12 +16,14 @@ _erase = tvm_ffi.get_global_func("relax.analysis.EraseToWellDefined")
 _NOT_LEAVES = (ir.Call, ir.TupleGetItem, ir.If, ir.SeqExpr, ir.Function)
 
 
+def is_void_type(ty) -> bool:
+    """The void type ``R.Tuple()``."""
+    return type(ty) is relax.TupleType and not ir.array_size(ty.fields)
+
+
 def is_void_var(expr) -> bool:
     """A Var (not a DataflowVar) of type ``R.Tuple()``, which the Normalizer replaces."""
-    if type(expr) is not ir.Var:
-        return False
-    ty = expr.ty
-    return type(ty) is relax.TupleType and not ir.array_size(ty.fields)
+    return type(expr) is ir.Var and is_void_type(expr.ty)
 
 
 class FunctionChecks:
@@ -57,8 +59,8 @@ class FunctionChecks:
             raise Unsupported("a scope result that is not normalized")
         ty = None
         if kind is ir.Var:
-            ty = body.ty
-            if type(ty) is relax.TupleType and not ir.array_size(ty.fields):
+            ty = body.ty  # read once: the type checks below need it too
+            if is_void_type(ty):
                 raise Unsupported("a void variable as a scope result")
         elif kind is ir.Tuple:
             for field in ir.items(body.fields):

@@ -37,6 +37,7 @@ import tvm.relax._ffi_api as _relax_api
 import tvm_ffi
 from tvm import relax
 
+from benchkill.passes.checks import is_void_type
 from benchkill.passes.last_use import OUTPUT, STORAGE, NeedsTVMCanonicalization, Sweep
 from benchkill.relax import ffi as ir
 from benchkill.relax import ops
@@ -176,7 +177,7 @@ tuple_type = relax.TupleType
 def _void_use(var, var_ty) -> bool:
     """A used Var of void type ``R.Tuple()``: TVM's Normalizer replaces each of its uses by
     ``R.tuple()`` (a DataflowVar is left alone), which benchkill does not reproduce."""
-    return type(var) is ir.Var and not ir.array_size(var_ty.fields)
+    return type(var) is ir.Var and is_void_type(var_ty)
 
 
 def _make_kills(scope, keys: list[int], stride: int, variables: list) -> tuple[list[int], list]:

@@ -97,18 +97,22 @@ def _rewrite_scope(scope: Scope, plan: dict, canon):
                     else:
                         si += 1
                         next_special = special[si] if si < n_special else _NEVER
-                        # _changed, its two commonest cases written out (a removed
-                        # binding has nothing to append)
+                        # a removed binding has nothing to append; a rebuilt call is the
+                        # commonest change, the others are in _changed
                         if pos not in removed:
                             rebuilt = rebuilt_get(pos)
                             if rebuilt is not None:
                                 append(canon.call_binding(rebuilt))
                             else:
-                                binding = _changed(
-                                    bindings[pos - start], pos, scope, new_children.get(pos), canon
+                                append(
+                                    _changed(
+                                        bindings[pos - start],
+                                        pos,
+                                        scope,
+                                        new_children.get(pos),
+                                        canon,
+                                    )
                                 )
-                                if binding is not None:
-                                    append(binding)
                     copied = pos + 1
                 while next_kill == pos:
                     append(kills[ki])
@@ -145,12 +149,8 @@ def _rewrite_scope(scope: Scope, plan: dict, canon):
 
 
 def _changed(binding, pos: int, scope: Scope, new_bodies, canon):
-    """The binding at ``pos`` after canonicalization and its nested rebuild (None: removed)."""
-    if pos in scope.removed:
-        return None
-    rebuilt = scope.rebuilt.get(pos)
-    if rebuilt is not None:  # variables replaced by variables, as the sweep read them
-        return canon.call_binding(rebuilt)
+    """The binding at ``pos`` after canonicalization and its nested rebuild, for a binding
+    neither removed nor a rebuilt call (the rebuild's loop handles those two)."""
     if pos in scope.touched:
         return canon.apply_binding(binding, True, new_bodies)
     return _rebuild_binding(binding, new_bodies)

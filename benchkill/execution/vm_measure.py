@@ -13,8 +13,12 @@ crash of the child, is recorded in :attr:`VMResult.error`, never raised: the pre
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,6 +29,7 @@ from benchkill.execution.child import run_task, work_dir
 from benchkill.execution.peak import VMEvent
 from benchkill.execution.pipeline import check_kill_variant
 from benchkill.execution.trace import TraceEvent, TraceSummary
+from benchkill.execution.vm_task import EXPORTED
 from benchkill.relax.text import module_text
 
 EXEC_MODES = ("bytecode", "compiled")
@@ -43,8 +48,8 @@ class VMResult:
     their median; ``floor_bytes`` the same measurement around nothing (the method's
     floor); ``outputs`` the tensors of the result, tuples flattened; ``timeline`` the
     resident size at each VM call of one run (bytecode mode only; empty in compiled
-    mode, which has no instrument hook).  ``stage`` says where a failure happened: "build", "run" or
-    "child" (the child process crashed or timed out).
+    mode, which has no instrument hook).  ``stage`` says where a failure happened:
+    "build", "run", "child" (the child process crashed or timed out) or "export".
 
     With ``trace=True``: ``trace`` holds the allocation trace of one more run, built and
     run in a child of its own (:class:`~benchkill.execution.trace.TraceEvent`: sequence
@@ -116,6 +121,7 @@ def measure_vm(
     rekill: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
     trace: bool = False,
+    export: str | os.PathLike[str] | None = None,
 ) -> VMResult:
     """Build ``mod`` for LLVM with the kill variant ``kill``, run ``func``, measure it.
 
@@ -145,6 +151,12 @@ def measure_vm(
     trace : bool
         Also trace the allocations of one run, in a fresh child and build of its own
         (:mod:`benchkill.execution.trace`), after the measurement succeeded.
+    export : path, optional
+        Also export the measured executable there, as a shared library
+        (``export_library``: needs a C compiler; ``tvm.runtime.load_module`` loads it),
+        when the measurement succeeded.  An existing file is never replaced: it is an
+        error before anything is built, and a file that appears at that path during the
+        measurement makes the result an error (stage "export").
 
     Invalid options raise BenchkillError; build and run failures are returned.
     """
@@ -152,6 +164,8 @@ def measure_vm(
     check_int(repeat, "repeat", low=0)
     check_int(peak_repeat, "peak_repeat")
     check_function(mod, func, "measure_vm")
+    if export is not None and os.path.lexists(export):
+        raise BenchkillError(f"measure_vm: {os.fspath(export)} exists; it is never replaced")
     specs, arrays = _input_specs(inputs)
     request = {
         "exec_mode": exec_mode,
@@ -163,6 +177,7 @@ def measure_vm(
         "timeline": bool(timeline),
         "rekill": bool(rekill),
         "inputs": specs,
+        "export": export is not None,
     }
     base = {"exec_mode": exec_mode, "kill": kill, "memory_cfg": memory_cfg}
     with work_dir("benchkill-vm-") as work:
@@ -179,6 +194,11 @@ def measure_vm(
         traced: dict[str, Any] = {}
         if trace and result.get("error") is None:
             traced = _trace(request, work, timeout)
+        if export is not None and result.get("error") is None:
+            try:
+                _place(work / EXPORTED, Path(export))
+            except OSError as exc:
+                result.update(error=f"export to {os.fspath(export)}: {exc}", stage="export")
     error = result.get("error")
     peaks = tuple(int(p) for p in result.get("peaks", ()))
     return VMResult(
@@ -195,6 +215,19 @@ def measure_vm(
         **traced,
         **base,
     )
+
+
+def _place(built: Path, target: Path) -> None:
+    """Copy ``built`` to ``target``, which must not exist: a hidden copy next to it is
+    linked to its name (atomic; an existing file makes it fail), so a reader never sees
+    half a library and nothing already there is replaced."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as out, open(built, "rb") as src:
+            shutil.copyfileobj(src, out)
+        os.link(tmp, target)
+    finally:
+        os.unlink(tmp)
 
 
 def _trace(request: dict[str, Any], work: Any, timeout: float) -> dict[str, Any]:

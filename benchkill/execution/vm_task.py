@@ -20,6 +20,8 @@ import numpy as np
 from benchkill.execution.child import error_text, set_stage
 from benchkill.execution.peak import VMEvent, peak_of, resident_bytes
 
+#: The file of the work directory ``measure_vm(..., export=...)`` exports the executable to.
+EXPORTED = "executable.so"
 #: Keep at most this many timeline events (a long program would flood the results).
 MAX_EVENTS = 20000
 
@@ -119,6 +121,8 @@ def vm_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
     set_stage(work, "build")
     try:
         ex, result["build_seconds"], _ = _build(request, work)
+        if request.get("export"):
+            ex.export_library(str(work / EXPORTED))
     except Exception as exc:  # noqa: BLE001 - a failed build is a result
         return {"error": error_text(exc), "stage": "build"}
 

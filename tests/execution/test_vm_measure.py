@@ -95,6 +95,39 @@ def test_compiled_mode_has_a_peak_but_no_timeline():
     np.testing.assert_allclose(r.outputs[0], _chain_reference(CHAIN.inputs[0], 6), rtol=1e-6)
 
 
+@pytest.mark.parametrize("exec_mode", ["bytecode", "compiled"])
+def test_the_exported_executable_loads_and_computes_what_was_measured(tmp_path, exec_mode):
+    import tvm
+    from tvm import relax
+
+    path = tmp_path / "chain.so"
+    r = measure_vm(
+        CHAIN.mod, CHAIN.inputs, exec_mode=exec_mode, kill="benchkill", repeat=0,
+        peak_repeat=1, timeline=False, export=path,
+    )  # fmt: skip
+    assert r.ok, r.error
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["chain.so"]  # no temporary left
+    vm = relax.VirtualMachine(tvm.runtime.load_module(str(path)), tvm.cpu())
+    out = vm["main"](tvm.runtime.tensor(CHAIN.inputs[0], device=tvm.cpu()))
+    np.testing.assert_array_equal(out.numpy(), r.outputs[0])
+
+
+def test_export_never_replaces_a_file(tmp_path):
+    path = tmp_path / "mine.so"
+    path.write_text("the user's")
+    with pytest.raises(BenchkillError, match="mine.so exists"):
+        measure_vm(CHAIN.mod, CHAIN.inputs, repeat=0, peak_repeat=1, export=path)
+    assert path.read_text() == "the user's"
+
+
+def test_export_into_a_missing_directory_is_an_export_failure(tmp_path):
+    r = measure_vm(
+        CHAIN.mod, CHAIN.inputs, repeat=0, peak_repeat=1, timeline=False,
+        export=tmp_path / "no" / "x.so",
+    )  # fmt: skip
+    assert not r.ok and r.stage == "export" and "x.so" in r.error
+
+
 def test_naive_allocator_peak_meets_the_bound_too():
     r = measure_vm(CHAIN.mod, CHAIN.inputs, memory_cfg="naive", kill="tvm", repeat=1, peak_repeat=1)
     assert r.ok, r.error

@@ -132,7 +132,10 @@ class PassInstructions:
     Exact from run to run (:mod:`benchkill.bench.instructions`: a child process under
     ``valgrind --tool=callgrind --instr-atstart=no`` with a pinned environment), so a
     1% slowdown stands out on any machine: ``asv continuous --factor 1.005 -b
-    instructions main HEAD``.  The median of 3 applications after a warm-up one.
+    instructions main HEAD``.  One application after a warm-up one: in one process
+    the counts of successive applications differ by under 0.05% (the object addresses
+    the pass's tables hash), so more would only add the seconds they cost (3 s of the
+    whole ``asv run --quick``).
     ``setup_cache`` counts every case in one child (importing TVM under valgrind is most
     of a child's cost), once per asv run; the sizes are
     :data:`benchmarks.common.INSTRUCTION_SIZES`.
@@ -151,7 +154,7 @@ class PassInstructions:
         families, sizes = self.params
         cases = [(f, b) for f in families for b in sizes]
         counted = count_cases(
-            [(f, ops_for_bindings(f, b), common.SEED) for f, b in cases], "benchkill", repeats=3
+            [(f, ops_for_bindings(f, b), common.SEED) for f, b in cases], "benchkill", repeats=1
         )
         return {
             f"{f}-{b}": float(statistics.median(c.counts))

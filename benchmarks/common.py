@@ -1,16 +1,33 @@
 """Seeded, cached inputs shared by the asv suite, built on first use and never at import.
 
-asv imports every benchmark module to discover the suite (and ``asv check`` does
-nothing else), so this module imports neither TVM nor the parts of benchkill that do:
-everything is built inside the functions below, which benchmark ``setup`` methods call.
-asv re-runs ``setup`` before every timing sample; the caches make that cheap, so the
-time goes to the samples and not to rebuilding the same module again.
+asv runs every benchmark in a process forked from its forkserver (``launch_method`` in
+asv.conf.json), which imports the benchmark modules once.  So this module imports TVM
+and the parts of benchkill the benchmarks use at import, once for the whole run, and not
+in each of the run's 150 or so benchmark processes (0.6 s each here); with
+``OPENBLAS_NUM_THREADS=1`` (unless set) the importing process has no thread but its own,
+so forking it is safe.  It builds nothing at import (``asv check`` imports the suite
+too): every module is built inside the functions below, which benchmark ``setup``
+methods call.  asv re-runs ``setup`` before every timing sample; the caches make that
+cheap, so the time goes to the samples and not to rebuilding the same module again.
 """
 
 from __future__ import annotations
 
+import os
 from functools import cache, lru_cache
 from typing import Any
+
+# numpy (which TVM imports) starts OpenBLAS's threads at import; a forked child of a
+# process with threads may inherit a lock some thread held.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import tvm  # noqa: E402
+from tvm import relax  # noqa: E402, F401 - preloaded
+
+from benchkill.bench.suites import pass_suite, vm_suite  # noqa: E402, F401 - preloaded
+from benchkill.inputs.families import generate, ops_for_bindings  # noqa: E402
+from benchkill.inputs.workloads import make_workload  # noqa: E402
 
 #: Seed of every generated module (a module is deterministic in family, size and seed).
 SEED = 0
@@ -43,17 +60,13 @@ MEMORY_CFG = "pooled"
 def pass_input(family: str, bindings: int) -> Any:
     """The module of ``family`` with about ``bindings`` bindings (seed :data:`SEED`); the
     ``model`` family's decoders are built once per process."""
-    from benchkill.inputs.families import generate, ops_for_bindings
-
     return generate(family, ops_for_bindings(family, bindings), SEED)
 
 
 @lru_cache(maxsize=1)
 def passes() -> dict[str, Any]:
     """benchkill's and TVM's KillAfterLastUse, by implementation name."""
-    from benchkill.bench.suites.pass_suite import implementations
-
-    return implementations(include_naive=False)
+    return pass_suite.implementations(include_naive=False)
 
 
 def kill_variant(label: str) -> str | None:
@@ -65,27 +78,11 @@ def kill_variant(label: str) -> str | None:
 def workload(name: str) -> Any:
     """The VM workload ``name`` with its quick parameters (a
     :class:`benchkill.inputs.workloads.Workload`)."""
-    from benchkill.inputs.workloads import make_workload
-
     return make_workload(name, quick=True)
-
-
-@lru_cache(maxsize=4)
-def executable(name: str, exec_mode: str, kill: str) -> Any:
-    """``workload(name)`` built for LLVM with the kill variant ``kill``, as measure_vm builds it."""
-    from tvm import relax
-
-    from benchkill.execution.pipeline import build_pipeline
-
-    pipeline = build_pipeline(kill=kill_variant(kill))
-    return relax.build(workload(name).mod, "llvm", relax_pipeline=pipeline, exec_mode=exec_mode)
 
 
 def vm_arguments(name: str) -> list[Any]:
     """The inputs of ``workload(name)`` as VM arguments (tensors on the CPU, scalars as is)."""
-    import numpy as np
-    import tvm
-
     return [
         tvm.runtime.tensor(value, device=tvm.cpu()) if isinstance(value, np.ndarray) else value
         for value in workload(name).inputs

@@ -9,7 +9,9 @@ fails the tests.  Each benchmark runs once at the smallest value of every parame
 from __future__ import annotations
 
 import importlib
+import json
 import math
+import os
 import subprocess
 import sys
 from typing import Any
@@ -45,15 +47,22 @@ CLASSES = _benchmark_classes()
 
 
 @pytest.fixture(scope="module")
-def cache_of() -> Any:
-    """``setup_cache`` of a class, run once for its smallest parameter combination."""
-    caches: dict[type, Any] = {}
+def cache_of(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """``setup_cache`` of a class, run once for its smallest parameter combination, in
+    a directory of its own (as asv runs it: it may write files there); classes that
+    share a ``setup_cache`` function share its result, as in asv."""
+    caches: dict[Any, Any] = {}
 
     def get(instance: Any) -> Any:
-        cls = type(instance)
-        if cls not in caches:
-            caches[cls] = instance.setup_cache()
-        return caches[cls]
+        key = type(instance).setup_cache
+        if key not in caches:
+            here = os.getcwd()
+            os.chdir(tmp_path_factory.mktemp("asv-cache"))
+            try:
+                caches[key] = instance.setup_cache()
+            finally:
+                os.chdir(here)
+        return caches[key]
 
     return get
 
@@ -62,22 +71,43 @@ def test_every_module_has_benchmarks() -> None:
     assert {module for module, _ in CLASSES} == set(MODULES)
 
 
-def test_suite_imports_no_tvm() -> None:
-    """asv imports the suite to discover it: that must stay cheap (nothing built, no TVM)."""
+def test_suite_imports_builds_nothing_and_leaves_one_thread() -> None:
+    """asv imports the suite in its forkserver and forks every benchmark from it: the
+    import loads TVM but builds nothing, and leaves no thread but the main one (a child
+    forked from a process with threads can inherit a lock held by one of them)."""
     code = (
-        "import sys, benchmarks.bench_pass, benchmarks.bench_vm; "
-        "print(sorted(m for m in ('tvm', 'benchkill.inputs.families', 'numpy') "
-        "if m in sys.modules))"
+        "import os, benchmarks.bench_pass, benchmarks.bench_vm as v; "
+        "from benchmarks import common as c; "
+        "print(len(os.listdir('/proc/self/task')), c.pass_input.cache_info().currsize, "
+        "c.workload.cache_info().currsize, 'tvm' in __import__('sys').modules)"
     )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     out = subprocess.run(
         [sys.executable, "-c", code],
         cwd=PROJECT_DIR,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
         check=True,
+        env=env,
     )
-    assert out.stdout.strip() == "[]"
+    assert out.stdout.split() == ["1", "0", "0", "True"], out.stdout + out.stderr
+
+
+def test_asv_forks_the_benchmarks() -> None:
+    """The suite is meant for asv's forkserver (no interpreter and TVM import per benchmark)."""
+    conf = json.loads((PROJECT_DIR / "asv.conf.json").read_text())
+    assert conf["launch_method"] == "forkserver"
+
+
+def test_shared_setup_cache_runs_once_in_asv() -> None:
+    """VMMemory and VMRun share one ``setup_cache``: asv runs it once, keyed by the
+    function's module and line."""
+    from asv_runner.benchmarks._base import get_setup_cache_key
+
+    bench_vm = _import("benchmarks.bench_vm")
+    keys = {get_setup_cache_key(cls().setup_cache) for cls in (bench_vm.VMMemory, bench_vm.VMRun)}
+    assert len(keys) == 1, keys
 
 
 @pytest.mark.parametrize(("module_name", "class_name"), CLASSES)

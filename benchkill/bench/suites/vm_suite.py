@@ -43,10 +43,13 @@ The ``calibration`` case measures a known numpy allocation (the method's check).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import tvm_ffi
 
 from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK, CaseSpec, Record
 from benchkill.inputs import workloads
@@ -123,12 +126,22 @@ def measure_workload(
     *,
     repeat: int = 5,
     trace: bool = True,
+    export_dir: Path | None = None,
+    reuse_equal_programs: bool = False,
 ) -> list[Record]:
-    """Records of every kill variant of one workload; ``kills[0]`` is the reference;
-    ``trace`` also traces one run of each variant (``trace_peak_bytes``)."""
-    from benchkill.execution.estimate import estimate_memory
+    """Records of every kill variant of one workload; ``kills[0]`` is the reference.
+    ``trace`` also traces one run of each variant (``trace_peak_bytes``); ``export_dir``
+    gets each executable too (named by :func:`library_path`).  ``reuse_equal_programs``:
+    a variant whose kill step gives a module structurally equal to one measured before
+    (benchkill's and TVM's always do) is not built and run again; that measurement stands
+    for it, its library is a hard link to the other's, and its records name the other in
+    ``extra["same_program_as"]`` (never in the re-kill scenario)."""
+    from benchkill.analysis.liveness import estimate_lowered
+    from benchkill.execution.pipeline import kill_pass, lower_to_kill_input
     from benchkill.execution.vm_measure import measure_vm
 
+    kill_input = None if workload.rekill else lower_to_kill_input(workload.mod)
+    measured: list[tuple[Any, Any, dict[str, Any]]] = []  # (killed module, result, params)
     records: list[Record] = []
     reference: tuple[np.ndarray, ...] | None = None
     for index, kill in enumerate(kills):
@@ -138,39 +151,69 @@ def measure_workload(
             "memory_cfg": memory_cfg,
             "kill": kill,
         }
-        result = measure_vm(
-            workload.mod,
-            list(workload.inputs),
-            exec_mode=exec_mode,
-            kill=kill,
-            memory_cfg=memory_cfg,
-            repeat=repeat,
-            func=workload.func,
-            rekill=workload.rekill,
-            trace=trace,
-        )
+        killed = None
+        if kill_input is not None:
+            step = kill_pass(kill)
+            killed = kill_input if step is None else step(kill_input)
+        same = None
+        if reuse_equal_programs and killed is not None:
+            same = next(
+                (m for m in measured if tvm_ffi.structural_equal(m[0], killed, map_free_vars=True)),
+                None,
+            )
+        if same is not None:
+            result = same[1]
+            if export_dir is not None:
+                os.link(library_path(export_dir, same[2]), library_path(export_dir, base))
+        else:
+            result = measure_vm(
+                workload.mod,
+                list(workload.inputs),
+                exec_mode=exec_mode,
+                kill=kill,
+                memory_cfg=memory_cfg,
+                repeat=repeat,
+                func=workload.func,
+                rekill=workload.rekill,
+                trace=trace,
+                export=None if export_dir is None else library_path(export_dir, base),
+            )
         if not result.ok:
             expected = workload.rekill and kill == "legacy" and exec_mode == "compiled"
-            metric = "vm_build_time" if result.stage == "build" else "vm_run_time"
+            metric = "vm_build_time" if result.stage in ("build", "export") else "vm_run_time"
             status = EXPECTED_FAILURE if expected else FAILED
             records.append(_record(workload, base, metric, "s", (), status, result.error))
             continue
+        if killed is not None and same is None:
+            measured.append((killed, result, base))
         if index == 0:
             reference = result.outputs
         status, error = _compare(result.outputs, reference, kills[0])
         estimate = None
-        if not workload.rekill:
-            estimate = estimate_memory(
-                workload.mod,
+        if killed is not None:  # as estimate_memory(workload.mod, ..., kill=kill) lowers it
+            estimate = estimate_lowered(
+                killed,
                 workload.input_shapes,
-                kill=kill,
                 func=workload.func,
                 return_slot=exec_mode == "bytecode",
+                kill=kill,
             )
-        records += _variant_records(workload, base, result, estimate, status, error)
+        variant = _variant_records(workload, base, result, estimate, status, error)
         if trace:
-            records.append(_trace_record(workload, base, result, status, error))
+            variant.append(_trace_record(workload, base, result, status, error))
+        if same is not None:
+            for record in variant:
+                record.extra["same_program_as"] = same[2]["kill"]
+        records += variant
     return records
+
+
+def library_path(export_dir: Path, params: dict[str, Any]) -> Path:
+    """Where :func:`measure_workload` exports the executable of the variant ``params``
+    (``workload``, ``exec_mode``, ``memory_cfg``, ``kill``) in ``export_dir``."""
+    kill = "none" if params["kill"] is None else params["kill"]
+    name = f"{params['workload']}-{params['exec_mode']}-{params['memory_cfg']}-{kill}.so"
+    return Path(export_dir) / name
 
 
 def _compare(

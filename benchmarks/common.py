@@ -13,21 +13,35 @@ cheap, so the time goes to the samples and not to rebuilding the same module aga
 
 from __future__ import annotations
 
+import importlib
 import os
 from functools import cache, lru_cache
 from typing import Any
 
+#: Loaded at import, once for asv's forkserver (see the module docstring).  Only a
+#: preload: the functions below import what they use, so a commit that lacks one of
+#: these modules fails in the benchmarks that need it, not in all of them.
+PRELOADED = (
+    "numpy",
+    "tvm",
+    "tvm.relax",
+    "benchkill.passes",
+    "benchkill.bench.suites.pass_suite",
+    "benchkill.bench.suites.vm_suite",
+    "benchkill.bench.suites.vm_parallel",
+    "benchkill.bench.instructions",
+    "benchkill.inputs.families",
+    "benchkill.inputs.workloads",
+)
+
 # numpy (which TVM imports) starts OpenBLAS's threads at import; a forked child of a
 # process with threads may inherit a lock some thread held.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-import numpy as np  # noqa: E402
-import tvm  # noqa: E402
-from tvm import relax  # noqa: E402, F401 - preloaded
-
-from benchkill.bench.suites import pass_suite, vm_suite  # noqa: E402, F401 - preloaded
-from benchkill.inputs.families import generate, ops_for_bindings  # noqa: E402
-from benchkill.inputs.workloads import make_workload  # noqa: E402
+for _name in PRELOADED:
+    try:
+        importlib.import_module(_name)
+    except ImportError:
+        pass
 
 #: Seed of every generated module (a module is deterministic in family, size and seed).
 SEED = 0
@@ -60,13 +74,17 @@ MEMORY_CFG = "pooled"
 def pass_input(family: str, bindings: int) -> Any:
     """The module of ``family`` with about ``bindings`` bindings (seed :data:`SEED`); the
     ``model`` family's decoders are built once per process."""
+    from benchkill.inputs.families import generate, ops_for_bindings
+
     return generate(family, ops_for_bindings(family, bindings), SEED)
 
 
 @lru_cache(maxsize=1)
 def passes() -> dict[str, Any]:
     """benchkill's and TVM's KillAfterLastUse, by implementation name."""
-    return pass_suite.implementations(include_naive=False)
+    from benchkill.bench.suites.pass_suite import implementations
+
+    return implementations(include_naive=False)
 
 
 def kill_variant(label: str) -> str | None:
@@ -78,11 +96,16 @@ def kill_variant(label: str) -> str | None:
 def workload(name: str) -> Any:
     """The VM workload ``name`` with its quick parameters (a
     :class:`benchkill.inputs.workloads.Workload`)."""
+    from benchkill.inputs.workloads import make_workload
+
     return make_workload(name, quick=True)
 
 
 def vm_arguments(name: str) -> list[Any]:
     """The inputs of ``workload(name)`` as VM arguments (tensors on the CPU, scalars as is)."""
+    import numpy as np
+    import tvm
+
     return [
         tvm.runtime.tensor(value, device=tvm.cpu()) if isinstance(value, np.ndarray) else value
         for value in workload(name).inputs

@@ -152,11 +152,11 @@ def measure_vm(
         Also trace the allocations of one run, in a fresh child and build of its own
         (:mod:`benchkill.execution.trace`), after the measurement succeeded.
     export : path, optional
-        Also export the measured executable there, as a shared library
-        (``export_library``: needs a C compiler; ``tvm.runtime.load_module`` loads it),
-        when the measurement succeeded.  An existing file is never replaced: it is an
-        error before anything is built, and a file that appears at that path during the
-        measurement makes the result an error (stage "export").
+        Export the executable as a shared library (``export_library``: needs a C
+        compiler) and measure that library, loaded as ``tvm.runtime.load_module`` loads
+        it; it is put there when the measurement succeeded.  An existing file is never
+        replaced: it is an error before anything is built, and a file that appears at
+        that path during the measurement makes the result an error (stage "export").
 
     Invalid options raise BenchkillError; build and run failures are returned.
     """

@@ -122,7 +122,10 @@ def vm_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
     try:
         ex, result["build_seconds"], _ = _build(request, work)
         if request.get("export"):
+            # run what is exported: the library, loaded (LLVM compiles the module once,
+            # for the export, and not once more for an in-memory run)
             ex.export_library(str(work / EXPORTED))
+            ex = tvm.runtime.load_module(str(work / EXPORTED))
     except Exception as exc:  # noqa: BLE001 - a failed build is a result
         return {"error": error_text(exc), "stage": "build"}
 

@@ -58,7 +58,7 @@ def test_without_reuse_every_variant_is_measured():
 
 
 def test_pairs_measured_in_workers_come_back_in_order(tmp_path):
-    pairs = [("chain", "compiled"), ("if_chain", "bytecode")]
+    pairs = [("chain", "compiled"), ("if_chain", "bytecode"), ("chain", "bytecode")]
     per_pair = measure_memory_in_parallel(
         pairs, "pooled", (None, "benchkill"), repeat=0, export_dir=tmp_path, workers=2
     )
@@ -70,4 +70,11 @@ def test_pairs_measured_in_workers_come_back_in_order(tmp_path):
     for records in per_pair:
         assert all(r.status == OK for r in records), [r.error for r in records]
         assert set(_by_kill(records, "vm_peak_bytes")) == {None, "benchkill"}
-    assert len(list(tmp_path.glob("*.so"))) == 4
+    assert len(list(tmp_path.glob("*.so"))) == 6
+
+
+def test_a_pair_whose_child_fails_raises_and_names_it():
+    from benchkill.errors import BenchkillError
+
+    with pytest.raises(BenchkillError, match="vm workloads no_such_workload"):
+        measure_memory_in_parallel([("no_such_workload", "bytecode")], "pooled", (None,))

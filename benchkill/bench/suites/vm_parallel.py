@@ -1,22 +1,29 @@
 """The "vm" suite's memory measurements of many workloads at once, for the asv suite.
 
-:func:`measure_memory_in_parallel` runs :func:`~benchkill.bench.suites.vm_suite.measure_workload`
-for (workload, exec mode) pairs in worker processes side by side, one per core: a
-memory figure (a child's own resident memory) does not depend on what else runs, so
-``asv run --quick`` measures its 32 variants in half the time.  Run times measured that
-way are not figures to report, and the "vm" suite itself measures one variant at a time.
+:func:`measure_memory_in_parallel` runs
+:func:`~benchkill.bench.suites.vm_suite.measure_workload` for (workload, exec mode) pairs
+side by side: one child process per core (task :func:`pairs_task` of
+:mod:`benchkill.execution.child`), each measuring its share of the pairs: a memory figure (a
+measuring child's own resident memory) does not depend on what else runs, so ``asv run
+--quick`` measures its 32 variants in half the time.  Run times measured that way are not
+figures to report, and the "vm" suite itself measures one variant at a time.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from functools import partial
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from benchkill.bench.model import Record
-from benchkill.bench.suites import vm_suite
-from benchkill.inputs.workloads import make_workload
+from benchkill.errors import BenchkillError
+from benchkill.execution.child import kill_running_children, run_task, work_dir
+
+#: Seconds a child may take per pair it measures (the variants' builds and runs).
+PAIR_TIMEOUT = 1200.0
 
 
 def measure_memory_in_parallel(
@@ -28,53 +35,75 @@ def measure_memory_in_parallel(
     repeat: int = 3,
     export_dir: Path | None = None,
     workers: int | None = None,
+    timeout: float = PAIR_TIMEOUT,
 ) -> list[list[Record]]:
     """``measure_workload`` of each (workload name, exec mode) pair, with no trace and
-    ``reuse_equal_programs``, in ``workers`` processes at once (one per core by default);
-    its records, pair by pair.
+    ``reuse_equal_programs``, ``workers`` pairs at once (one per core by default); its
+    records, pair by pair.  A failing child raises BenchkillError naming its pairs.
 
     For memory only: each distinct program still runs in a child of its own, and its peak
     is that child's resident memory, which the others do not change; but the run times
     (``vm_run_time``, ``vm_build_time``) of children running side by side on a shared
-    core are not figures to report.  The workloads are made in the workers
+    core are not figures to report.  The workloads are made in the children
     (:func:`~benchkill.inputs.workloads.make_workload`, ``quick`` parameters).
     """
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
     workers = workers or os.cpu_count() or 1
     workers = max(1, min(workers, len(pairs)))
-    job = partial(
-        _measure_pair,
-        memory_cfg=memory_cfg,
-        kills=tuple(kills),
-        quick=quick,
-        repeat=repeat,
-        export_dir=export_dir,
-    )
-    # spawn, not fork: the caller may have TVM loaded, or threads
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-        return list(pool.map(job, pairs))
+    request = {
+        "memory_cfg": memory_cfg,
+        "kills": list(kills),
+        "quick": bool(quick),
+        "repeat": int(repeat),
+        "export_dir": None if export_dir is None else os.fspath(Path(export_dir).absolute()),
+    }
+
+    def measure(chunk: list[tuple[str, str]]) -> list[list[Record]]:
+        with work_dir("benchkill-vmpairs-") as work:
+            task = "benchkill.bench.suites.vm_parallel:pairs_task"
+            outcome = run_task(task, {**request, "pairs": chunk}, work, timeout * len(chunk))
+        result = outcome.result
+        if result is None or "records" not in result:
+            why = outcome.failure() if result is None else result.get("error")
+            names = ", ".join(f"{name} ({exec_mode})" for name, exec_mode in chunk)
+            raise BenchkillError(f"vm workloads {names}: {why}")
+        return [[_record(r) for r in records] for records in result["records"]]
+
+    # one child per worker (TVM imported once in each), the pairs dealt out in turn; the
+    # threads only wait for their children
+    chunks = [list(pairs[i::workers]) for i in range(workers)]
+    try:
+        with ThreadPoolExecutor(workers) as pool:
+            measured = list(pool.map(measure, chunks))
+    except BaseException:
+        kill_running_children()  # interrupted, or a child failed: none left running
+        raise
+    out: list[list[Record]] = [[] for _ in pairs]
+    for i, records in enumerate(measured):
+        out[i::workers] = records
+    return out
 
 
-def _measure_pair(
-    pair: tuple[str, str],
-    *,
-    memory_cfg: str,
-    kills: tuple[str | None, ...],
-    quick: bool,
-    repeat: int,
-    export_dir: Path | None,
-) -> list[Record]:
-    name, exec_mode = pair
-    workload = make_workload(name, quick=quick)
-    return vm_suite.measure_workload(
-        workload,
-        exec_mode,
-        memory_cfg,
-        kills,
-        repeat=repeat,
-        trace=False,
-        export_dir=export_dir,
-        reuse_equal_programs=True,
-    )
+def pairs_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
+    """The child's side of :func:`measure_memory_in_parallel`: the records of its pairs."""
+    from benchkill.bench.suites.vm_suite import measure_workload
+    from benchkill.inputs.workloads import make_workload
+
+    export_dir = request["export_dir"]
+    out = []
+    for name, exec_mode in request["pairs"]:
+        records = measure_workload(
+            make_workload(name, quick=request["quick"]),
+            exec_mode,
+            request["memory_cfg"],
+            request["kills"],
+            repeat=request["repeat"],
+            trace=False,
+            export_dir=None if export_dir is None else Path(export_dir),
+            reuse_equal_programs=True,
+        )
+        out.append([asdict(r) for r in records])
+    return {"records": out}
+
+
+def _record(fields: dict[str, Any]) -> Record:
+    return Record(**{**fields, "samples": tuple(fields["samples"])})

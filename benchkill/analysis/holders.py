@@ -281,3 +281,35 @@ def waste_by_function(waste: Sequence[Waste]) -> dict[str, int]:
     for w in waste:
         total[w.function] = total.get(w.function, 0) + w.byte_bindings
     return dict(sorted(total.items(), key=lambda kv: -kv[1]))
+
+
+def _site_text(site: Any) -> str | None:
+    return None if site is None else str(site)
+
+
+def compact_holders(at_peak: Sequence[Holder], waste: Sequence[Waste], top: int) -> dict[str, Any]:
+    """The compact JSON form of a live set at the peak and a waste table (the ``top``
+    first entries of each, sites as text such as ``"main binding 7 (gv6)"``): the
+    ``peak_holders``, ``waste_by_function`` and ``waste_top`` a record's ``extra`` holds."""
+    holders = [
+        {
+            "var": h.var,
+            "bytes": h.bytes,
+            "defined_at": _site_text(h.defined_at),
+            "last_used_at": _site_text(h.last_used_at),
+            "released_at": _site_text(h.released_at),
+            "killed_at": _site_text(h.killed_at),
+            "reason": h.reason,
+        }
+        for h in at_peak[:top]
+    ]
+    top_waste = [
+        {"function": w.function, "var": w.var, "bytes": w.bytes, "bindings": w.bindings,
+         "reason": w.reason}
+        for w in waste[:top]
+    ]  # fmt: skip
+    return {
+        "peak_holders": holders,
+        "waste_by_function": waste_by_function(waste),
+        "waste_top": top_waste,
+    }

@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 import tvm_ffi
 
+from benchkill.analysis.holders import compact_holders
 from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK, CaseSpec, Record
 from benchkill.inputs import workloads
 
@@ -140,7 +141,7 @@ def measure_workload(
     from benchkill.execution.pipeline import kill_pass, lower_to_kill_input
     from benchkill.execution.vm_measure import measure_vm
 
-    kill_input = None if workload.rekill else lower_to_kill_input(workload.mod)
+    kill_input = None if workload.rekill else _or_none(lower_to_kill_input, workload.mod)
     measured: list[tuple[Any, Any, dict[str, Any]]] = []  # (killed module, result, params)
     records: list[Record] = []
     reference: tuple[np.ndarray, ...] | None = None
@@ -151,10 +152,10 @@ def measure_workload(
             "memory_cfg": memory_cfg,
             "kill": kill,
         }
-        killed = None
+        killed = None  # None also when lowering fails: measure_vm records the failure
         if kill_input is not None:
             step = kill_pass(kill)
-            killed = kill_input if step is None else step(kill_input)
+            killed = kill_input if step is None else _or_none(step, kill_input)
         same = None
         if reuse_equal_programs and killed is not None:
             same = next(
@@ -206,6 +207,13 @@ def measure_workload(
                 record.extra["same_program_as"] = same[2]["kill"]
         records += variant
     return records
+
+
+def _or_none(f: Any, mod: Any) -> Any:
+    try:
+        return f(mod)
+    except Exception:  # noqa: BLE001 - the child's build fails too, and is recorded
+        return None
 
 
 def library_path(export_dir: Path, params: dict[str, Any]) -> Path:
@@ -277,7 +285,8 @@ def _variant_records(
         curve = [live for _, live in summary.live_curve]
         timeline["trace_live_bytes"] = curve
         timeline["trace_peak_index"] = curve.index(max(curve)) if curve else None
-        timeline.update(_holders(summary.at_peak, summary.waste), peak_holders_source="trace")
+        traced = compact_holders(summary.at_peak, summary.waste, TOP)
+        timeline.update(traced, peak_holders_source="trace")
     if estimate is None:
         records.append(rec("vm_peak_bytes", "bytes", result.peaks, timeline))
         return records
@@ -285,7 +294,7 @@ def _variant_records(
     timeline["static_live_bytes"] = static_curve
     timeline["static_points"] = [f"{p.function}:{p.var}" for p in estimate.curve]
     timeline["static_peak_index"] = static_curve.index(max(static_curve)) if static_curve else None
-    static = _holders(estimate.at_peak, estimate.waste)
+    static = compact_holders(estimate.at_peak, estimate.waste, TOP)
     if summary is None:
         timeline.update(static, peak_holders_source="static")
     bound = estimate.liveness_peak_bytes
@@ -310,38 +319,6 @@ def _variant_records(
     if bound > 0:
         records.append(rec("peak_over_bound", "ratio", [p / bound for p in result.peaks]))
     return records
-
-
-def _site(site: Any) -> str | None:
-    return None if site is None else str(site)
-
-
-def _holders(at_peak: Sequence[Any], waste: Sequence[Any]) -> dict[str, Any]:
-    """The compact ``extra`` form of a live set at the peak and a waste table."""
-    from benchkill.analysis.holders import waste_by_function
-
-    holders = [
-        {
-            "var": h.var,
-            "bytes": h.bytes,
-            "defined_at": _site(h.defined_at),
-            "last_used_at": _site(h.last_used_at),
-            "released_at": _site(h.released_at),
-            "killed_at": _site(h.killed_at),
-            "reason": h.reason,
-        }
-        for h in at_peak[:TOP]
-    ]
-    top = [
-        {"function": w.function, "var": w.var, "bytes": w.bytes, "bindings": w.bindings,
-         "reason": w.reason}
-        for w in waste[:TOP]
-    ]  # fmt: skip
-    return {
-        "peak_holders": holders,
-        "waste_by_function": waste_by_function(waste),
-        "waste_top": top,
-    }
 
 
 def _trace_record(

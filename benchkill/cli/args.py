@@ -11,6 +11,14 @@ import argparse
 import math
 import re
 from collections.abc import Callable
+from pathlib import Path
+
+
+def out_path(text: str) -> Path:
+    """A path to write (an empty one would mean the current directory)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path")
+    return Path(text)
 
 
 def int_at_least(minimum: int) -> Callable[[str], int]:
@@ -50,6 +58,20 @@ def positive_float(text: str) -> float:
     value = _number(text, "number")
     if value <= 0:
         raise argparse.ArgumentTypeError(f"invalid number {text!r}: must be above 0")
+    return value
+
+
+#: The longest timeout a command takes: a week (the OS's timers overflow far above it).
+MAX_TIMEOUT = 7 * 24 * 3600.0
+
+
+def timeout_seconds(text: str) -> float:
+    """Seconds above 0, at most :data:`MAX_TIMEOUT`."""
+    value = positive_float(text)
+    if value > MAX_TIMEOUT:
+        raise argparse.ArgumentTypeError(
+            f"invalid number {text!r}: at most {MAX_TIMEOUT:.0f} seconds (a week)"
+        )
     return value
 
 

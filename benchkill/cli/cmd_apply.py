@@ -62,6 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--variant", choices=VARIANTS, default="benchkill", help="which pass to run")
     p.add_argument(
         "--out",
+        type=types.out_path,
         metavar="FILE",
         help="write the result (TVMScript) to FILE (default: print it)",
     )
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     from benchkill.execution.pipeline import kill_pass
 
     inputs = [Path(args.file)] if args.file else []
-    if args.out:
+    if args.out is not None:
         refuse_overwrite(Path(args.out), inputs, "the module")  # before any work
     mod = _module(args)
     before = count_kills(mod)
@@ -102,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         raise BenchkillError(f"the pass rejected the module: {one_line(exc)}") from None
     seconds = time.perf_counter() - start
     added = {k: v - before[k] for k, v in count_kills(after).items()}
-    if args.out:
+    if args.out is not None:
         write_text(Path(args.out), after.script(), inputs, "the module")
     elif not args.quiet:
         print(after.script())

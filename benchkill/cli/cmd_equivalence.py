@@ -37,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--timeout",
-        type=types.positive_float,
+        type=types.timeout_seconds,
         default=900.0,
         help="seconds per child process (a file's run is restarted after one that hangs; "
         "default 900)",

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from benchkill.cli import args as types
 from benchkill.cli.outputs import shown, staged_directory
 from benchkill.errors import BenchkillError
 from benchkill.results.asv_import import load_any
@@ -23,7 +24,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.epilog = "example:\n  benchkill plot results/baseline-2core-vm/*.json --out figures"
     p.add_argument("results", type=Path, nargs="+", help="benchkill or asv results files")
     p.add_argument(
-        "--out", type=Path, default=Path("figures"), metavar="DIR", help="directory of the figures"
+        "--out",
+        type=types.out_path,
+        default=Path("figures"),
+        metavar="DIR",
+        help="directory of the figures",
     )
 
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchkill.cli.outputs import check_directory, refuse_overwrite, shown, writing
+from benchkill.cli import args as types
+from benchkill.cli.outputs import (
+    check_directory,
+    refuse_overwrite,
+    shown,
+    staged_directory,
+    write_text,
+)
 from benchkill.results.asv_import import load_any
 
 
@@ -22,17 +29,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("results", type=Path, nargs="+", help="benchkill or asv results files")
     p.add_argument(
-        "--out", type=Path, default=Path("report.md"), metavar="FILE", help="the report to write"
+        "--out",
+        type=types.out_path,
+        default=Path("report.md"),
+        metavar="FILE",
+        help="the report to write",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchkill.reporting.markdown import write_report
+    from benchkill.reporting.markdown import figures_dir, render_report
 
     runs = [(path, load_any(path)) for path in args.results]
     refuse_overwrite(args.out, args.results, "the report")
-    check_directory(args.out.parent / f"{args.out.stem}_figures", args.results, "figures")
-    with writing(args.out):
-        out = write_report(runs, args.out)
-    print(shown(out))
+    fig_dir = figures_dir(args.out)
+    check_directory(fig_dir, args.results, "figures")
+    # the figures are staged, then linked into place: none replaces an existing file
+    with staged_directory(fig_dir, args.results) as stage:
+        text = render_report(runs, args.out, stage)
+    write_text(args.out, text, args.results, "the report")
+    print(shown(args.out))
     return 0

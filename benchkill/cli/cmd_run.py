@@ -296,7 +296,7 @@ def _prepare(args: argparse.Namespace, stack: ExitStack) -> tuple[ResultsFile, l
         results = _resumed(args, machine)  # read again, now that no run can change it
         suites = _load_suites(results.settings.suites)
         return ResultsFile(results, args.resume, code), suites
-    names = suite_names(args.suite or "all")
+    names = suite_names("all" if args.suite is None else args.suite)
     quick = bool(args.quick)
     suites = _load_suites(names)
     settings = RunSettings(

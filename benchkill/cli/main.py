@@ -12,6 +12,7 @@ stderr and exit code 2.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import textwrap
@@ -144,15 +145,77 @@ def _catch_termination() -> dict[int, object]:
     }
 
 
+class _OutputError(Exception):
+    """Standard output cannot be written (a full disk, a closed terminal...)."""
+
+
+class _Stdout:
+    """``sys.stdout`` during a command: a write error other than a broken pipe becomes
+    :class:`_OutputError` (one line, exit code 1), not a traceback."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def _do(self, method: str, *args):
+        try:
+            return getattr(self._stream, method)(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _OutputError(exc.strerror or str(exc)) from None
+
+    def write(self, text: str):
+        return self._do("write", text)
+
+    def flush(self) -> None:
+        self._do("flush")
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def _escape_unencodable() -> None:
+    """Text the terminal's encoding cannot show (a file name that is not UTF-8, printed
+    as U+FFFD, under ``LANG=C``) is printed as escapes, never an error."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a stream that cannot: left as it is
+                pass
+
+
+def _silence_stdout() -> None:
+    """After a write error, send what is left in stdout's buffer nowhere, so the
+    interpreter's flush at exit raises nothing."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     previous = _catch_termination()
+    _escape_unencodable()
+    stdout = sys.stdout
+    sys.stdout = _Stdout(stdout)  # type: ignore[assignment]
     try:
         args = make_parser(argv).parse_args(argv)
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()
+        return code
     except BenchkillError as exc:
         print(f"benchkill: error: {exc}", file=sys.stderr)
         return 2
+    except _OutputError as exc:
+        print(f"benchkill: error: cannot write to standard output: {exc}", file=sys.stderr)
+        sys.stdout = stdout
+        _silence_stdout()
+        return 1
     except KeyboardInterrupt:
         print("benchkill: interrupted", file=sys.stderr)
         return 130
@@ -160,6 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     finally:
+        sys.stdout = stdout
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 

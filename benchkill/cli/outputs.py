@@ -1,10 +1,12 @@
 """The commands' output files: checked before anything is written, written atomically.
 
-No command writes over a file it was given as input, or over a benchkill (or asv)
-results file, whatever ``--out`` says: :func:`refuse_overwrite` turns that into one line
-and exit code 2 before any work is done.  Files are written whole or not at all
+No command writes over a file that exists, whatever ``--out`` says (an input, a results
+file, a report or figure of an earlier run, anything): :func:`refuse_overwrite` turns that
+into one line and exit code 2 before any work is done, and the file is then created by a
+hard link that fails if another process created it in the meantime, so two commands run at
+once never replace each other's file either.  Files are written whole or not at all
 (:func:`benchkill.results.atomic.write_atomic`, with the user's umask), figures are drawn
-into a hidden staging directory and moved into place (:func:`staged_directory`), and
+into a hidden staging directory and linked into place (:func:`staged_directory`), and
 every OS error while writing becomes one line naming the file.  :func:`shown` is a path
 as stdout can print it (a file name need not be UTF-8).
 """
@@ -17,7 +19,7 @@ import re
 import shutil
 import stat
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from benchkill.errors import BenchkillError
@@ -75,8 +77,8 @@ def _check_parents(path: Path) -> None:
 
 
 def refuse_overwrite(out: Path, inputs: Iterable[Path] = (), what: str = "the output") -> None:
-    """One line and exit 2 when writing ``out`` (a file) would replace one of ``inputs``
-    or a results file, or when ``out`` is a directory or cannot be created."""
+    """One line and exit 2 when ``out`` (a file to create) exists (the message says when it
+    is one of ``inputs`` or a results file), is a directory, or cannot be created."""
     out = Path(out)
     for source in inputs:
         if _same_file(out, Path(source)):
@@ -85,7 +87,13 @@ def refuse_overwrite(out: Path, inputs: Iterable[Path] = (), what: str = "the ou
         raise BenchkillError(f"{out}: is a directory; {what} must be a file")
     if is_results_file(out):
         raise BenchkillError(f"{out}: is a benchkill results file; {what} would overwrite it")
+    if os.path.lexists(out):
+        raise _exists(out)
     _check_parents(out)
+
+
+def _exists(path: Path) -> BenchkillError:
+    return BenchkillError(f"{path}: already exists; choose another --out or remove it")
 
 
 def check_new_file(path: Path, what: str = "results file") -> None:
@@ -123,16 +131,21 @@ def writing(path: Path, what: str = "write", exact: bool = True) -> Iterator[Non
 
 
 def write_text(out: Path, text: str, inputs: Iterable[Path] = (), what: str = "the output") -> None:
-    """Write ``text`` to ``out`` atomically, after :func:`refuse_overwrite`."""
+    """Create ``out`` with ``text``, whole, after :func:`refuse_overwrite`; one line and exit
+    2 if another process created it meanwhile."""
     refuse_overwrite(out, inputs, what)
     with writing(out):
-        write_atomic(Path(out), text)
+        try:
+            write_atomic(Path(out), text, exclusive=True)
+        except FileExistsError:
+            raise _exists(out) from None
 
 
 @contextmanager
 def staged_directory(out_dir: Path, inputs: Iterable[Path] = ()) -> Iterator[Path]:
     """A hidden directory inside ``out_dir`` to write files into; when the block ends
-    without an error they are moved into ``out_dir`` (each after :func:`refuse_overwrite`),
+    without an error they are linked into ``out_dir`` (each after :func:`refuse_overwrite`;
+    none if one of them was created meanwhile),
     and the staging directory is removed in any case.  ``out_dir`` is created when
     needed, and removed again if it was and nothing was moved into it.  A killed
     command's staging directory is removed by the next one (its name carries its pid).
@@ -145,16 +158,23 @@ def staged_directory(out_dir: Path, inputs: Iterable[Path] = ()) -> Iterator[Pat
         out_dir.mkdir(parents=True, exist_ok=True)
         remove_stale_work_dirs(out_dir, prefix=".benchkill-stage-")
         stage = new_work_dir("benchkill-stage-", out_dir, hidden=True)
-    moved = []
+    moved: list[str] = []
     try:
         yield stage
         names = sorted(p.name for p in stage.iterdir())
         for name in names:
             refuse_overwrite(out_dir / name, inputs)
         with writing(out_dir):
-            for name in names:
-                os.replace(stage / name, out_dir / name)
-                moved.append(name)
+            try:
+                for name in names:
+                    os.link(stage / name, out_dir / name)  # fails if it exists: no replace
+                    moved.append(name)
+            except FileExistsError as exc:  # created by another process since the check
+                for name in moved:  # the files this command placed, not the other's
+                    with suppress(OSError):
+                        os.unlink(out_dir / name)
+                moved.clear()
+                raise _exists(Path(exc.filename2 or out_dir)) from None
     finally:
         shutil.rmtree(stage, ignore_errors=True)
         if created and not moved:

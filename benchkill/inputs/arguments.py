@@ -76,6 +76,11 @@ def module_arguments(
                 )
             dims.append(_scalar("int64", values[name], name))
             used[name] = dims[-1]
+            if dims[-1] < 0:
+                raise BenchkillError(
+                    f"dimension {name!r} of parameter {param.name!r} is {dims[-1]}: "
+                    "a dimension cannot be negative"
+                )
         dtype = str(ty.dtype)
         nbytes = int(np.prod(dims)) * np.dtype(dtype).itemsize
         if nbytes > MAX_ARGUMENT_BYTES:

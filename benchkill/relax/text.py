@@ -6,6 +6,8 @@ on any Relax or TIR node, so JSON files of Relax modules cannot be made with thi
 
 from __future__ import annotations
 
+import gc
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,15 +39,38 @@ def read_module(path: str | Path) -> tvm.IRModule:
         raise BenchkillError(f"cannot read {path}: {reason}") from None
     if not text.strip():
         raise BenchkillError(f"{path} is empty, not a TVMScript module")
-    try:
-        parsed = tvm.script.from_source(_IMPORT_LINE.sub(r"# \g<0>", text))
-    except Exception as exc:  # the parser raises SyntaxError, DiagnosticError, ...
-        raise BenchkillError(f"cannot parse {path} as TVMScript: {one_line(exc)}") from None
+    parsed, error = _parse(_IMPORT_LINE.sub(r"# \g<0>", text))
+    if error is not None:
+        raise BenchkillError(f"cannot parse {path} as TVMScript: {error}")
     if isinstance(parsed, relax.Function):
         parsed = tvm.IRModule({"main": parsed})
     if not isinstance(parsed, tvm.IRModule):
         raise BenchkillError(f"{path} holds a {type(parsed).__name__}, not an IRModule")
     return parsed
+
+
+def _parse(text: str) -> tuple[Any, str | None]:
+    """``(module, None)`` of TVMScript ``text``, or ``(None, the error in one line)``.
+
+    A failed parse leaves TVM's BlockBuilder with open blocks, whose destructor logs a
+    warning to the process's stderr (fd 2) when the error's traceback is freed; that
+    happens here, with fd 2 sent nowhere, so the command's error stays one line."""
+    import tvm
+
+    try:
+        return tvm.script.from_source(text), None
+    except Exception as exc:  # the parser raises SyntaxError, DiagnosticError, ...
+        error = one_line(exc)
+    saved = os.dup(2)
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+        gc.collect()  # the parser's frames, and the builder they hold, are freed here
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+    return None, error
 
 
 def module_text(mod: Any) -> str:

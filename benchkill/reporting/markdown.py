@@ -228,14 +228,20 @@ def _comparisons(runs: Sequence[Run], suites: Sequence[str]) -> list[str]:
 # --- figures and details -------------------------------------------------------------
 
 
-def _figures_section(runs: Sequence[Results], out: Path) -> list[str]:
-    fig_dir = out.parent / f"{out.stem}_figures"
-    output = plot_results(runs, fig_dir)
+def figures_dir(out: Path) -> Path:
+    """The directory of a report's figures: ``<out stem>_figures/`` beside it."""
+    out = Path(out)
+    return out.parent / f"{out.stem}_figures"
+
+
+def _figures_section(runs: Sequence[Results], out: Path, draw_dir: Path) -> list[str]:
+    fig_dir = figures_dir(out)
+    output = plot_results(runs, draw_dir)
     lines = ["## Figures", ""]
     for figure in output.figures:
         png = next((p for p in figure.paths if p.suffix == ".png"), None)
         if png is not None:
-            rel = Path(os.path.relpath(png, out.parent)).as_posix()
+            rel = Path(os.path.relpath(fig_dir / png.name, out.parent)).as_posix()
             lines += [f"![{figure.title}]({rel})", ""]
     lines += [f"- {note}" for note in output.notes]
     return lines + [""]
@@ -320,10 +326,25 @@ def _details(runs: Sequence[Run], suites: Sequence[str]) -> list[str]:
 
 
 def write_report(runs: Sequence[Run], out: Path) -> Path:
-    """Write the Markdown report of ``runs`` (path, results) to ``out``; returns ``out``.
+    """Write the Markdown report of ``runs`` (path, results) to the new file ``out`` (an
+    existing one is refused: FileExistsError); returns ``out``.
 
-    Runs are ordered by start time; figures go to ``<out stem>_figures/`` beside it.
+    Runs are ordered by start time; figures go to ``<out stem>_figures/`` beside it
+    (``benchkill report`` stages them and refuses to replace any file there).
     """
+    text = render_report(runs, out, figures_dir(out))
+    try:
+        write_atomic(Path(out), text, exclusive=True)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        raise BenchkillError(f"{out}: cannot write report: {exc.strerror or exc}") from None
+    return Path(out)
+
+
+def render_report(runs: Sequence[Run], out: Path, draw_dir: Path) -> str:
+    """The Markdown report of ``runs`` (path, results) that will be written to ``out``,
+    its figures drawn into ``draw_dir`` and linked as ``<out stem>_figures/<name>``."""
     if not runs:
         raise BenchkillError("no results to report")
     runs = sorted(runs, key=lambda pr: pr[1].settings.started_at)
@@ -342,10 +363,6 @@ def write_report(runs: Sequence[Run], out: Path) -> Path:
     ]
     lines += _headline(runs)
     lines += _comparisons(runs, suites)
-    lines += _figures_section([r for _, r in runs], out)
+    lines += _figures_section([r for _, r in runs], out, Path(draw_dir))
     lines += _details(runs, suites)
-    try:
-        write_atomic(out, "\n".join(lines).rstrip() + "\n")
-    except OSError as exc:
-        raise BenchkillError(f"{out}: cannot write report: {exc.strerror or exc}") from None
-    return out
+    return "\n".join(lines).rstrip() + "\n"

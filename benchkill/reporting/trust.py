@@ -192,9 +192,15 @@ def _check_reused(path: Path, plan: Plan) -> bool:
 
 
 def _subprocess(argv: list[str], env: dict[str, str]) -> int:
+    """Run ``benchkill run`` in a child; one that fails is a BenchkillError of one line,
+    the child's own error line (its last line on stderr)."""
     done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
     if done.returncode not in (0, 1):
-        sys.stderr.write(done.stderr[-2000:])
+        lines = done.stderr.strip().splitlines()
+        last = lines[-1].removeprefix("benchkill: error: ") if lines else "no message"
+        raise BenchkillError(
+            f"benchkill {' '.join(argv[3:])} failed (exit code {done.returncode}): {last}"
+        )
     return done.returncode
 
 

@@ -69,8 +69,13 @@ def _asv_benchmarks(path: Path) -> dict[str, Any]:
 
 
 def _iso_ms(ms: Any) -> str | None:
+    """asv's time stamp (milliseconds since the epoch) as an ISO time; None if not one."""
     if isinstance(ms, (int, float)) and not isinstance(ms, bool) and math.isfinite(ms):
-        return datetime.fromtimestamp(ms / 1000, timezone.utc).replace(microsecond=0).isoformat()
+        try:
+            when = datetime.fromtimestamp(ms / 1000, timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            return None  # out of the platform's range: not a time asv wrote
+        return when.replace(microsecond=0).isoformat()
     return None
 
 
@@ -116,6 +121,8 @@ def from_asv(data: dict[str, Any], path: Path) -> Results:
         columns = data["result_columns"]
         rows = data["results"]
         params = data.get("params") or {}
+        if not isinstance(params, dict):
+            raise TypeError(f"params is a {type(params).__name__}, not an object")
         benchmarks = _asv_benchmarks(path)
         records = []
         started = []

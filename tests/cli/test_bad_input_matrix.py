@@ -25,7 +25,14 @@ from benchkill.cli.main import main
 from benchkill.results.asv_import import ASV_API_VERSION
 from benchkill.results.locking import exclusive
 from benchkill.results.store import SCHEMA_VERSION, save, to_dict
-from tests.conftest import BASE10, make_record, make_results, write_results
+from tests.conftest import (
+    BASE10,
+    make_record,
+    make_results,
+    pass_records,
+    suites_run,
+    write_results,
+)
 
 MACHINE = collect_machine()
 
@@ -123,6 +130,17 @@ def build_workspace(w: Path) -> None:
     trust = w / "trust-broken"
     trust.mkdir()
     (trust / "a-0.json").write_text("{garbage")  # a trust run's name, not a results file
+    dangling = w / "trust-dangling"
+    dangling.mkdir()
+    os.symlink("../nowhere.json", dangling / "a-0.json")  # a run's name, a dangling link
+    save(suites_run(pass_records()), w / "figures.json")  # results that plot draws
+    (w / "inway_figures").mkdir()  # a file of the user's where a figure would go
+    (w / "inway_figures" / "pass_time_scaling.png").write_text("the user's own file\n")
+    (w / "undefined.py").write_text(MODULE.replace("= x\n", "= zzz\n"))
+    head, _, body = MODULE.partition("    def main")
+    (w / "symbolic.py").write_text(
+        head + '    def main(x: R.Tensor(("n",), dtype="float32")):\n        return x\n'
+    )
 
 
 # (id, argv, fragment of the error line).  {w} is the workspace.
@@ -130,6 +148,7 @@ MATRIX = [
     # --- run ---------------------------------------------------------------------------
     ("run: unknown suite", ["run", "--suite", "nope"], "unknown suite 'nope'"),
     ("run: empty suite list", ["run", "--suite", ","], "no suite named"),
+    ("run: empty suite", ["run", "--suite", ""], "--suite '': no suite named"),
     ("run: out exists", ["run", "--out", "a.json"], "a.json: already exists"),
     ("run: out is a plain file", ["run", "--out", "afile"], "afile: already exists"),
     ("run: out is a directory", ["run", "--out", "dir.json"], "is a directory"),
@@ -197,6 +216,11 @@ MATRIX = [
     ("trust: alpha", ["trust", "--alpha", "1.5"], "between 0 and 1"),
     ("trust: dir is a file", ["trust", "--dir", "afile", "--trials", "2"], "not a directory"),
     ("trust: broken run", ["trust", "--dir", "trust-broken", "--trials", "2"], "a-0.json"),
+    (
+        "trust: dangling run",
+        ["trust", "--dir", "trust-dangling", "--trials", "2"],
+        "a-0.json: already exists",
+    ),
     # --- plot --------------------------------------------------------------------------
     ("plot: missing", ["plot", "missing.json", "--out", "figs"], "no such file"),
     ("plot: empty", ["plot", "empty.json", "--out", "figs"], "empty file"),
@@ -212,6 +236,12 @@ MATRIX = [
     ("plot: out is the input", ["plot", "a.json", "--out", "a.json"], "a.json: is an input"),
     ("plot: out under a file", ["plot", "a.json", "--out", "afile/figs"], "not a directory"),
     ("plot: out unwritable", ["plot", "a.json", "--out", "/proc/self"], "/proc/self: cannot"),
+    ("plot: out empty", ["plot", "a.json", "--out", ""], "--out: an empty path"),
+    (
+        "plot: a figure of the user's",
+        ["plot", "figures.json", "--out", "inway_figures"],
+        "pass_time_scaling.png: already exists",
+    ),
     # --- report ------------------------------------------------------------------------
     ("report: missing", ["report", "missing.json"], "no such file"),
     ("report: newer schema", ["report", "future.json", "--out", "r.md"], "schema_version"),
@@ -224,6 +254,14 @@ MATRIX = [
     ("report: bindings lots", ["report", "lots.json", "--out", "r.md"], "params.bindings"),
     ("report: garbage extra", ["report", "garbage_extra.json", "--out", "r.md"], "static_live"),
     ("report: inflated summary", ["report", "inflated.json", "--out", "r.md"], "summary.median"),
+    ("report: out exists", ["report", "a.json", "--out", "report.md"], "already exists"),
+    ("report: out is any file", ["report", "a.json", "--out", "afile"], "afile: already exists"),
+    ("report: out empty", ["report", "a.json", "--out", ""], "--out: an empty path"),
+    (
+        "report: a figure of the user's",
+        ["report", "figures.json", "--out", "inway.md"],
+        "pass_time_scaling.png: already exists",
+    ),
     # --- targets -----------------------------------------------------------------------
     ("targets: missing", ["targets", "missing.json"], "no such file"),
     ("targets: empty", ["targets", "empty.json"], "empty file"),
@@ -255,6 +293,9 @@ MATRIX = [
     ("apply: out is results", ["apply", "module.py", "--out", "a.json"], "results file"),
     ("apply: out is a directory", ["apply", "module.py", "--out", "dir.json"], "is a directory"),
     ("apply: out unwritable", ["apply", "module.py", "--out", "/proc/self/m.py"], "m.py: cannot"),
+    ("apply: out exists", ["apply", "module.py", "--out", "afile"], "afile: already exists"),
+    ("apply: out empty", ["apply", "module.py", "--out", ""], "--out: an empty path"),
+    ("apply: undefined variable", ["apply", "undefined.py"], "Undefined variable: zzz"),
     ("apply: unknown family", ["apply", "--generate", "nope", "5"], "unknown family"),
     ("apply: N text", ["apply", "--generate", "chain", "x"], "N_OPS expected an integer"),
     ("apply: N 0", ["apply", "--generate", "chain", "0"], "N_OPS must be at least 1"),
@@ -292,6 +333,11 @@ MATRIX = [
     ("memory: runs 0", ["memory", "--workload", "chain", "--runs", "0"], "at least 1"),
     ("memory: top text", ["memory", "--workload", "chain", "--top", "x"], "expected an integer"),
     ("memory: set without =", ["memory", "--workload", "chain", "--set", "n"], "NAME=VALUE"),
+    (
+        "memory: negative dimension",
+        ["memory", "symbolic.py", "--kill", "none", "--no-trace", "--set", "n=-1"],
+        "dimension 'n' of parameter 'x' is -1",
+    ),
     # --- equivalence -------------------------------------------------------------------
     ("equivalence: missing", ["equivalence", "missing.py"], "no such file or directory"),
     ("equivalence: no module", ["equivalence", "notmodule.py", "empty.py"], "no Relax modules"),
@@ -304,6 +350,7 @@ MATRIX = [
     ("equivalence: no stage", ["equivalence", "module.py", "--stages", ","], "comma-separated"),
     ("equivalence: jobs 0", ["equivalence", "module.py", "--jobs", "0"], "at least 1"),
     ("equivalence: timeout 0", ["equivalence", "module.py", "--timeout", "0"], "above 0"),
+    ("equivalence: timeout huge", ["equivalence", "module.py", "--timeout", "1e10"], "a week"),
     ("equivalence: opt level", ["equivalence", "module.py", "--opt-level", "-1"], "at least 0"),
     ("equivalence: diffs is a file", ["equivalence", "module.py", "--diffs", "afile"], "not a dir"),
     (
@@ -332,6 +379,9 @@ def snapshot(root: Path) -> dict[str, str]:
             out[os.path.relpath(os.path.join(dirpath, name), root)] = "dir"
         for name in filenames:
             path = os.path.join(dirpath, name)
+            if os.path.islink(path):
+                out[os.path.relpath(path, root)] = f"link to {os.readlink(path)}"
+                continue
             with open(path, "rb") as f:
                 out[os.path.relpath(path, root)] = hashlib.sha256(f.read()).hexdigest()
     return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -98,3 +99,67 @@ def test_only_the_named_command_is_configured(monkeypatch):
     args = cli_main.make_parser(["targets", "x.json"]).parse_args(["targets", "x.json"])
     assert imported == ["targets"]
     assert args.func is command_module("targets").run
+
+
+def _benchkill(argv: list[str], cwd: Path, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+    """``python -m benchkill ARGV`` in a real process: what reaches its stderr (fd 2)."""
+    env = {"PYTHONPATH": str(PROJECT), "PATH": "/usr/bin:/bin", "HOME": str(cwd)}
+    return subprocess.run(
+        [sys.executable, "-m", "benchkill", *argv],
+        cwd=cwd,
+        env=env,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_a_module_that_does_not_parse_is_one_line_on_the_real_stderr(tmp_path):
+    """TVM's BlockBuilder, left with open blocks by the failed parse, logs a warning from
+    C++ when it is freed; the command's stderr is still its one error line."""
+    (tmp_path / "bad.py").write_text(
+        "from tvm.script import relax as R\n\n"
+        "@R.function\n"
+        'def main(x: R.Tensor((4,), "float32")):\n'
+        "    y = zzz\n"
+        "    return y\n"
+    )
+    for command in ("apply", "verify"):
+        done = _benchkill([command, "bad.py"], tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.splitlines() == [
+            "benchkill: error: cannot parse bad.py as TVMScript: error: Undefined variable: "
+            "zzz (line 5)"
+        ]
+
+
+def test_a_full_disk_on_stdout_is_one_line_and_exit_code_1(tmp_path):
+    with open("/dev/full", "w") as full:
+        done = _benchkill(["generate", "chain", "50"], tmp_path, stdout=full)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "benchkill: error: cannot write to standard output: No space left on device"
+    ]
+
+
+def test_text_the_terminal_cannot_encode_is_escaped(tmp_path):
+    """A file name that is not UTF-8 is printed with U+FFFD; a terminal that cannot show
+    that (``PYTHONIOENCODING=ascii``, as under some ``LANG=C`` set-ups) gets an escape."""
+    name = os.fsdecode(b"m-\xff.py")
+    (tmp_path / name).write_text(
+        "from tvm.script import relax as R\n\n"
+        "@R.function\n"
+        'def main(x: R.Tensor((4,), "float32")):\n'
+        "    return x\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "benchkill", "verify", name],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(PROJECT), "PATH": "/usr/bin:/bin", "PYTHONIOENCODING": "ascii"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["ok: no violations in m-\\ufffd.py"]

@@ -2,6 +2,7 @@
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -42,7 +43,13 @@ def test_an_input_is_never_an_output_whatever_its_name(tmp_path, monkeypatch):
         with pytest.raises(BenchkillError, match="is an input of this command"):
             refuse_overwrite(alias, [source])
     refuse_overwrite(tmp_path / "new.py", [source])  # a new file is fine
-    refuse_overwrite(source, [])  # an existing file that is neither input nor results: fine
+    (tmp_path / "notes.md").write_text("mine")  # any other file that exists: refused too
+    with pytest.raises(BenchkillError, match="notes.md: already exists; choose another --out"):
+        refuse_overwrite(tmp_path / "notes.md", [source])
+    os.symlink(tmp_path / "gone", tmp_path / "dangling")  # and a dangling symlink
+    with pytest.raises(BenchkillError, match="dangling: already exists"):
+        refuse_overwrite(tmp_path / "dangling", [])
+    assert (tmp_path / "notes.md").read_text() == "mine"
 
 
 def test_results_files_and_directories_are_refused(tmp_path):
@@ -61,16 +68,58 @@ def test_results_files_and_directories_are_refused(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["f", "r.json"]
 
 
-def test_write_text_is_atomic_with_the_umask(tmp_path):
+def test_write_text_creates_the_file_whole_with_the_umask_and_never_replaces_it(tmp_path):
     old = os.umask(0o022)
     try:
         write_text(tmp_path / "out.md", "one\n")
-        write_text(tmp_path / "out.md", "two\n")
+        with pytest.raises(BenchkillError, match="out.md: already exists"):
+            write_text(tmp_path / "out.md", "two\n")
     finally:
         os.umask(old)
-    assert (tmp_path / "out.md").read_text() == "two\n"
+    assert (tmp_path / "out.md").read_text() == "one\n"
     assert stat.S_IMODE((tmp_path / "out.md").stat().st_mode) == 0o644
     assert os.listdir(tmp_path) == ["out.md"]
+
+
+def test_a_file_created_after_the_check_is_not_replaced(tmp_path, monkeypatch):
+    """Another process creates the file between the check and the write (as two commands
+    run at once do): the write fails with one line, and that file stays as it was."""
+    import benchkill.cli.outputs as outputs
+
+    out = tmp_path / "out.md"
+    checked = outputs.refuse_overwrite
+
+    def check_then_other_process_writes(path, inputs=(), what="the output"):
+        checked(path, inputs, what)
+        Path(path).write_text("the other's\n")
+
+    monkeypatch.setattr(outputs, "refuse_overwrite", check_then_other_process_writes)
+    with pytest.raises(BenchkillError, match="out.md: already exists"):
+        write_text(out, "mine\n")
+    assert out.read_text() == "the other's\n"
+    assert os.listdir(tmp_path) == ["out.md"]  # no temporary file left
+
+
+def test_staged_files_never_replace_a_file_created_after_the_check(tmp_path, monkeypatch):
+    import benchkill.cli.outputs as outputs
+
+    out = tmp_path / "figs"
+    out.mkdir()
+    checked = outputs.refuse_overwrite
+
+    def check_then_other_process_writes(path, inputs=(), what="the output"):
+        checked(path, inputs, what)
+        if Path(path).name == "b.png":
+            Path(path).write_text("the other's")
+
+    monkeypatch.setattr(outputs, "refuse_overwrite", check_then_other_process_writes)
+    with pytest.raises(BenchkillError, match="b.png: already exists"):
+        with staged_directory(out) as stage:
+            for name in ("a.png", "b.png", "c.png"):
+                (stage / name).write_text("mine")
+    # b.png is the other's; a.png was placed by this command, and taken back
+    assert sorted(os.listdir(out)) == ["b.png"]
+    assert (out / "b.png").read_text() == "the other's"
 
 
 def test_staged_files_appear_only_when_all_are_written(tmp_path):

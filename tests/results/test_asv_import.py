@@ -114,3 +114,24 @@ def test_unknown_json_and_old_asv_versions_are_rejected(tmp_path):
     old.write_text('{"version": 1, "results": {}, "result_columns": []}')
     with pytest.raises(BenchkillError, match="asv results version 1"):
         load_any(old)
+
+
+def test_asv_files_with_impossible_times_or_params_load_or_say_why(tmp_path):
+    """A time stamp out of the platform's range is no time (the run's start is unknown);
+    ``params`` that are not an object are a malformed file: one error, no traceback."""
+    path = write_asv(tmp_path, "c" * 40, 1.0)
+    data = json.loads(path.read_text())
+    column = data["result_columns"].index("started_at")
+    for stamp in (1e300, -1e300, 1e17):
+        for row in data["results"].values():
+            row[column] = stamp
+        data["date"] = stamp
+        path.write_text(json.dumps(data))
+        results = load_any(path)
+        assert results.settings.started_at == ""
+        assert len(results.records) > 0
+    for params in ([1], "abc", 3):
+        data["params"] = params
+        path.write_text(json.dumps(data))
+        with pytest.raises(BenchkillError, match="malformed asv results file.*params is a"):
+            load_any(path)

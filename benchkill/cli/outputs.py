@@ -13,6 +13,7 @@ as stdout can print it (a file name need not be UTF-8).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -141,6 +142,20 @@ def write_text(out: Path, text: str, inputs: Iterable[Path] = (), what: str = "t
             raise _exists(out) from None
 
 
+def _place(staged: Path, target: Path) -> None:
+    """Put ``staged`` at ``target`` unless something is there (FileExistsError): a hard
+    link, or where the file system has none, a rename after a last check."""
+    try:
+        os.link(staged, target)
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
+            raise
+    if os.path.lexists(target):
+        raise FileExistsError(errno.EEXIST, "File exists", str(staged), None, str(target))
+    os.rename(staged, target)
+
+
 @contextmanager
 def staged_directory(out_dir: Path, inputs: Iterable[Path] = ()) -> Iterator[Path]:
     """A hidden directory inside ``out_dir`` to write files into; when the block ends
@@ -167,7 +182,7 @@ def staged_directory(out_dir: Path, inputs: Iterable[Path] = ()) -> Iterator[Pat
         with writing(out_dir):
             try:
                 for name in names:
-                    os.link(stage / name, out_dir / name)  # fails if it exists: no replace
+                    _place(stage / name, out_dir / name)
                     moved.append(name)
             except FileExistsError as exc:  # created by another process since the check
                 for name in moved:  # the files this command placed, not the other's

@@ -32,7 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "times move between runs; speedup_vs_tvm, measured side by side, moves less and "
         'instruction counts not at all (README, "trust").\n\n'
         "example:\n"
-        "  benchkill compare results/baseline-2core-vm/20261129T161726Z-d14a99c.json \\\n"
+        "  benchkill compare results/baseline-2core-vm/20261201T213729Z-1f76611.json \\\n"
         "      results/<machine>/<new>.json --only speedup_vs_tvm"
     )
     p.add_argument("base", type=Path, help="results file of the baseline")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from benchkill.errors import BenchkillError
 from benchkill.execution.child import new_work_dir, remove_stale_work_dirs
-from benchkill.results.atomic import write_atomic
+from benchkill.results.atomic import link_new, write_atomic
 
 #: How a file benchkill wrote starts (``{"schema_version": N, ...``, also when truncated).
 _BENCHKILL_HEAD = re.compile(rb'\s*\{\s*"schema_version"\s*:')
@@ -145,12 +145,8 @@ def write_text(out: Path, text: str, inputs: Iterable[Path] = (), what: str = "t
 def _place(staged: Path, target: Path) -> None:
     """Put ``staged`` at ``target`` unless something is there (FileExistsError): a hard
     link, or where the file system has none, a rename after a last check."""
-    try:
-        os.link(staged, target)
+    if link_new(staged, target):
         return
-    except OSError as exc:
-        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
-            raise
     if os.path.lexists(target):
         raise FileExistsError(errno.EEXIST, "File exists", str(staged), None, str(target))
     os.rename(staged, target)

@@ -96,15 +96,23 @@ def write_atomic(path: Path, text: str, *, exclusive: bool = False) -> None:
         raise
 
 
-def _link_exclusive(tmp: str, path: Path, text: str, mode: int) -> None:
-    """Create ``path`` as a hard link of the written ``tmp``; where the file system has
-    no hard links, create it with O_EXCL and write it (readers may then see it partial)."""
+def link_new(source: str | Path, target: str | Path) -> bool:
+    """Create ``target`` as a hard link of ``source``: True; False where the file system
+    has no hard links.  FileExistsError if ``target`` exists (it is never replaced)."""
     try:
-        os.link(tmp, path)
-        return
+        os.link(source, target)
+        return True
     except OSError as exc:
         if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
             raise
+    return False
+
+
+def _link_exclusive(tmp: str, path: Path, text: str, mode: int) -> None:
+    """Create ``path`` as a hard link of the written ``tmp``; where the file system has
+    no hard links, create it with O_EXCL and write it (readers may then see it partial)."""
+    if link_new(tmp, path):
+        return
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as f:
         f.write(text)

@@ -10,10 +10,17 @@ path given on the command line is collected all the same, so run them with
 Each generated module is a group (``chain-3000`` ...), so the tables of a run and of
 ``--benchmark-compare`` show the two implementations on the same module side by side.
 Every timed output is checked against TVM's output on the same module.
+
+``test_speedup_vs_tvm`` times benchkill's pass with TVM's run once before each round (in
+pytest-benchmark's untimed ``setup``, with the same clock) and keeps TVM's times in
+``extra_info["tvm_seconds"]``: ``benchkill compare`` of two such files (saved with
+``--benchmark-save-data``, so the rounds are kept) judges TVM / benchkill round by round,
+which the machine's changes of speed move far less than a time.
 """
 
 from __future__ import annotations
 
+import time
 from functools import lru_cache
 
 import pytest
@@ -28,6 +35,9 @@ SIZES = (3_000, 30_000)
 SEED = 0
 #: Timed calls per test after one warm-up call (a 30k-binding module takes seconds).
 ROUNDS = 5
+#: Rounds of the ratio: ``benchkill compare``'s rank test needs about 10 a side to reach
+#: its default alpha (0.002) at all.
+SPEEDUP_ROUNDS = 12
 
 PASSES = {
     "benchkill": benchkill.KillAfterLastUse,
@@ -55,4 +65,34 @@ def test_kill_after_last_use(benchmark, family: str, bindings: int, impl: str) -
     benchmark.group = f"{family}-{bindings}"
     benchmark.extra_info.update(family=family, bindings=count_bindings(mod), seed=SEED)
     out = benchmark.pedantic(kill, args=(mod,), rounds=ROUNDS, iterations=1, warmup_rounds=1)
+    tvm.ir.assert_structural_equal(out, _tvm_output(family, bindings), map_free_vars=True)
+
+
+@pytest.mark.benchmark
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("bindings", SIZES)
+def test_speedup_vs_tvm(benchmark, family: str, bindings: int) -> None:
+    mod = _module(family, bindings)
+    ours, theirs = benchkill.KillAfterLastUse(), relax.transform.KillAfterLastUse()
+    clock = time.perf_counter  # pytest-benchmark's default timer
+    tvm_seconds: list[float] = []
+
+    def run_tvm_then_time_benchkill():
+        start = clock()
+        theirs(mod)
+        tvm_seconds.append(clock() - start)
+        return (mod,), {}
+
+    benchmark.group = f"speedup-{family}-{bindings}"
+    out = benchmark.pedantic(
+        ours,
+        setup=run_tvm_then_time_benchkill,
+        rounds=SPEEDUP_ROUNDS,
+        iterations=1,
+        warmup_rounds=1,
+    )
+    # the setup ran once before the warm-up round and once before each timed round
+    benchmark.extra_info.update(
+        family=family, bindings=count_bindings(mod), seed=SEED, tvm_seconds=tvm_seconds[1:]
+    )
     tvm.ir.assert_structural_equal(out, _tvm_output(family, bindings), map_free_vars=True)

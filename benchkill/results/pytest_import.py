@@ -1,0 +1,129 @@
+"""pytest-benchmark JSON files read as benchkill results, so that ``compare``, ``plot`` and
+``report`` take them too (``--benchmark-autosave`` writes them under ``.benchmarks/``,
+``--benchmark-json FILE`` anywhere).
+
+Each benchmark becomes a record of suite ``pytest-benchmark``, named after the test
+(``tests/benchmarks/test_bench_pass.py::test_kill_after_last_use``), with the test's
+parameters and the metric ``time`` in seconds.  Its samples are the per-round times
+pytest-benchmark keeps with ``--benchmark-save-data``; without it only the summary is saved
+and the record has the median alone (``compare`` then says "insufficient samples").
+
+A benchmark whose ``extra_info`` holds ``tvm_seconds`` (one TVM time per round, measured
+between the rounds: ``tests/benchmarks/test_bench_pass.py::test_speedup_vs_tvm``) also gets
+the metric ``speedup_vs_tvm``: TVM's time over the benchmark's, round by round.  That ratio
+of two passes timed side by side moves far less with the machine's speed than either time.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from benchkill.bench.model import Machine, label
+from benchkill.errors import BenchkillError
+from benchkill.results.store import ResultRecord, Results, RunSettings
+from benchkill.results.validation import Invalid, check_record
+from benchkill.stats import summarize
+
+SUITE = "pytest-benchmark"
+#: ``extra_info`` key of the per-round times of the reference (TVM's pass).
+REFERENCE_KEY = "tvm_seconds"
+
+
+def is_pytest_benchmark(data: Any) -> bool:
+    """Whether parsed JSON looks like a pytest-benchmark file."""
+    return isinstance(data, dict) and "benchmarks" in data and "machine_info" in data
+
+
+def _numbers(values: Any, what: str) -> tuple[float, ...]:
+    if not isinstance(values, list) or not values:
+        raise ValueError(f"{what} is not a list of numbers")
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"{what} holds {v!r}, not a finite number")
+        out.append(float(v))
+    return tuple(out)
+
+
+def _records(bench: dict[str, Any]) -> list[ResultRecord]:
+    fullname = bench["fullname"]
+    if not isinstance(fullname, str):
+        raise TypeError(f"fullname is a {type(fullname).__name__}")
+    name = fullname.split("[", 1)[0]
+    params = bench.get("params") or {}
+    if not isinstance(params, dict):
+        raise TypeError(f"{fullname}: params is a {type(params).__name__}, not an object")
+    params = {str(k): v for k, v in params.items()}
+    stats = bench["stats"]
+    if not isinstance(stats, dict):
+        raise TypeError(f"{fullname}: stats is a {type(stats).__name__}, not an object")
+    own = _numbers(stats["data"], f"{fullname}: stats.data") if "data" in stats else None
+    times = own if own is not None else _numbers([stats["median"]], f"{fullname}: median")
+    case = label(SUITE, name, params)
+    common = dict(case=case, suite=SUITE, name=name, params=params)
+    out = [
+        ResultRecord(
+            **common, metric="time", unit="seconds", samples=times, summary=summarize(times)
+        )
+    ]
+    extra = bench.get("extra_info") or {}
+    if isinstance(extra, dict) and REFERENCE_KEY in extra and own is not None:
+        reference = _numbers(extra[REFERENCE_KEY], f"{fullname}: extra_info.{REFERENCE_KEY}")
+        if len(reference) != len(own):
+            raise ValueError(f"{fullname}: {len(reference)} {REFERENCE_KEY} for {len(own)} rounds")
+        if min(own) <= 0:
+            raise ValueError(f"{fullname}: a round's time is 0 or negative")
+        ratios = tuple(r / t for r, t in zip(reference, own, strict=True))
+        out.append(
+            ResultRecord(
+                **common,
+                metric="speedup_vs_tvm",
+                unit="ratio",
+                samples=ratios,
+                summary=summarize(ratios),
+            )
+        )
+    return out
+
+
+def from_pytest_benchmark(data: dict[str, Any], path: Path) -> Results:
+    """Convert a pytest-benchmark JSON file into benchkill Results."""
+    try:
+        benchmarks = data["benchmarks"]
+        if not isinstance(benchmarks, list):
+            raise TypeError(f"benchmarks is a {type(benchmarks).__name__}, not a list")
+        records = [r for bench in benchmarks for r in _records(bench)]
+        info = data.get("machine_info") or {}
+        commit = data.get("commit_info") or {}
+        if not isinstance(info, dict) or not isinstance(commit, dict):
+            raise TypeError("machine_info and commit_info must be objects")
+        cpu = info.get("cpu") if isinstance(info.get("cpu"), dict) else {}
+        when = data.get("datetime")
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise BenchkillError(f"{path}: malformed pytest-benchmark file: {exc!r}"[:300]) from None
+    try:
+        for i, record in enumerate(records):
+            check_record(record, f"measurement {i + 1}")
+    except Invalid as exc:
+        raise BenchkillError(f"{path}: impossible value: {exc}") from None
+    commit_id = commit.get("id")
+    cores = cpu.get("count")
+    machine = Machine(
+        name=str(info.get("node") or path.parent.name),
+        hostname=info.get("node") if isinstance(info.get("node"), str) else None,
+        cpu_model=cpu.get("brand_raw") if isinstance(cpu.get("brand_raw"), str) else None,
+        cores=cores if isinstance(cores, int) and not isinstance(cores, bool) else None,
+        os=info.get("system") if isinstance(info.get("system"), str) else None,
+        python=info.get("python_version") if isinstance(info.get("python_version"), str) else None,
+        git_commit=commit_id[:8]
+        if isinstance(commit_id, str) and commit_id != "unversioned"
+        else None,
+        git_dirty=commit.get("dirty") if isinstance(commit.get("dirty"), bool) else None,
+    )
+    started = when if isinstance(when, str) else ""
+    settings = RunSettings(
+        suites=(SUITE,), quick=False, command=(SUITE,), started_at=started, finished_at=started
+    )
+    return Results(machine, settings, (), tuple(records))

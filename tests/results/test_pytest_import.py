@@ -1,0 +1,139 @@
+"""pytest-benchmark JSON files read as benchkill results (written by a real pytest-benchmark
+run of a small benchmark file in a child process)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from benchkill.cli.main import main
+from benchkill.errors import BenchkillError
+from benchkill.results.asv_import import load_any
+from benchkill.results.pytest_import import SUITE
+
+ROUNDS = 12
+
+#: Like tests/benchmarks/test_bench_pass.py::test_speedup_vs_tvm: a reference timed in the
+#: setup of each round, its times in extra_info["tvm_seconds"].
+BENCH = f"""
+import time
+import pytest
+
+def reference():
+    return sorted(range(20000, 0, -1))
+
+def own():
+    return sum(range(20000))
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_speedup(benchmark, n):
+    seconds = []
+    def setup():
+        start = time.perf_counter()
+        reference()
+        seconds.append(time.perf_counter() - start)
+        return (), {{}}
+    benchmark.pedantic(own, setup=setup, rounds={ROUNDS}, iterations=1, warmup_rounds=1)
+    benchmark.extra_info["tvm_seconds"] = seconds[1:]
+
+def test_plain(benchmark):
+    benchmark.pedantic(own, rounds=3, iterations=1)
+"""
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """(a ``--benchmark-json`` file, which has the rounds, and a ``--benchmark-save`` file
+    saved without ``--benchmark-save-data``, which has the summary alone)."""
+    root = tmp_path_factory.mktemp("pytest-benchmark")
+    (root / "test_tiny.py").write_text(BENCH)
+    store = root / "store"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_tiny.py",
+         "--benchmark-only", f"--benchmark-json={root / 'data.json'}",
+         "--benchmark-save=summary", f"--benchmark-storage=file://{store}"],
+        cwd=root, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    [summary] = store.glob("*/0001_summary.json")
+    return root / "data.json", summary
+
+
+def test_rounds_become_samples_and_the_reference_a_ratio_per_round(saved):
+    path, _ = saved
+    raw = {b["fullname"]: b for b in json.loads(path.read_text())["benchmarks"]}
+    results = load_any(path)
+    assert results.settings.suites == (SUITE,)
+    by_key = {(r.name, tuple(sorted(r.params.items())), r.metric): r for r in results.records}
+    for n in (1, 2):
+        bench = raw[f"test_tiny.py::test_speedup[{n}]"]
+        time_ = by_key[("test_tiny.py::test_speedup", (("n", n),), "time")]
+        assert time_.samples == tuple(bench["stats"]["data"]) and time_.unit == "seconds"
+        assert len(time_.samples) == ROUNDS
+        ratio = by_key[("test_tiny.py::test_speedup", (("n", n),), "speedup_vs_tvm")]
+        reference = bench["extra_info"]["tvm_seconds"]
+        assert ratio.samples == pytest.approx(
+            [r / t for r, t in zip(reference, time_.samples, strict=True)]
+        )
+        assert ratio.unit == "ratio"
+    assert ("test_tiny.py::test_plain", (), "speedup_vs_tvm") not in by_key  # no reference
+    assert results.machine.cores is not None and results.settings.started_at
+
+
+def test_without_saved_rounds_there_is_the_median_alone(saved):
+    _, path = saved
+    records = load_any(path).records
+    assert {r.metric for r in records} == {"time"}  # no ratio without the rounds
+    raw = {b["fullname"]: b for b in json.loads(path.read_text())["benchmarks"]}
+    for r in records:
+        [bench] = [b for name, b in raw.items() if name.split("[")[0] == r.name
+                   and b["params"] == (r.params or None)]  # fmt: skip
+        assert r.samples == (bench["stats"]["median"],)
+
+
+def test_compare_flags_a_slower_copy_in_time_and_in_speedup(saved, tmp_path, capsys):
+    """A copy whose rounds of the timed function are 3x longer (the reference's unchanged):
+    a regression of ``time`` and of ``speedup_vs_tvm``; the file against itself: none."""
+    path, _ = saved
+    data = json.loads(path.read_text())
+    for bench in data["benchmarks"]:
+        bench["stats"]["data"] = [3 * v for v in bench["stats"]["data"]]
+        bench["stats"]["median"] *= 3
+    slower = tmp_path / "slower.json"
+    slower.write_text(json.dumps(data))
+    assert main(["compare", str(path), str(path)]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(path), str(slower), "--json"]) == 1
+    verdicts = {
+        (c["name"], c["metric"]): c["verdict"]
+        for c in json.loads(capsys.readouterr().out)["comparisons"]
+    }
+    speedup = {v for (name, metric), v in verdicts.items() if metric == "speedup_vs_tvm"}
+    assert speedup == {"regression"}
+    assert verdicts[("test_tiny.py::test_plain", "time")] != "regression"  # 3 rounds: too few
+    assert {v for (n, m), v in verdicts.items() if n.endswith("speedup") and m == "time"} == {
+        "regression"
+    }
+
+
+@pytest.mark.parametrize(
+    "change,fragment",
+    [
+        (lambda d: d.update(benchmarks={}), "benchmarks is a dict, not a list"),
+        (lambda d: d["benchmarks"][0]["stats"].update(data=["x"]), "holds 'x'"),
+        (lambda d: d["benchmarks"][0]["stats"].update(data=[-1.0] * ROUNDS), "0 or negative"),
+        (lambda d: d["benchmarks"][0]["extra_info"].update(tvm_seconds=[1.0]), "1 tvm_seconds"),
+        (lambda d: d["benchmarks"][0].update(params=[1]), "params is a list"),
+        (lambda d: d["benchmarks"][0].pop("stats"), "KeyError('stats')"),
+    ],
+)
+def test_malformed_files_are_one_error_naming_the_problem(saved, tmp_path, change, fragment):
+    path, _ = saved
+    data = json.loads(path.read_text())
+    change(data)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(BenchkillError, match="bad.json") as info:
+        load_any(bad)
+    assert fragment in str(info.value) and "\n" not in str(info.value)

@@ -9,7 +9,7 @@ pytest-benchmark keeps with ``--benchmark-save-data``; without it only the summa
 and the record has the median alone (``compare`` then says "insufficient samples").
 
 A benchmark whose ``extra_info`` holds ``tvm_seconds`` (one TVM time per round, measured
-between the rounds: ``tests/benchmarks/test_bench_pass.py::test_speedup_vs_tvm``) also gets
+between the rounds: ``tests/benchmarks/test_bench_pass.py::test_pass_beside_tvm``) also gets
 the metric ``speedup_vs_tvm``: TVM's time over the benchmark's, round by round.  That ratio
 of two passes timed side by side moves far less with the machine's speed than either time.
 """

@@ -11,7 +11,7 @@ Each generated module is a group (``chain-3000`` ...), so the tables of a run an
 ``--benchmark-compare`` show the two implementations on the same module side by side.
 Every timed output is checked against TVM's output on the same module.
 
-``test_speedup_vs_tvm`` times benchkill's pass with TVM's run once before each round (in
+``test_pass_beside_tvm`` times benchkill's pass with TVM's run once before each round (in
 pytest-benchmark's untimed ``setup``, with the same clock) and keeps TVM's times in
 ``extra_info["tvm_seconds"]``: ``benchkill compare`` of two such files (saved with
 ``--benchmark-save-data``, so the rounds are kept) judges TVM / benchkill round by round,
@@ -71,7 +71,7 @@ def test_kill_after_last_use(benchmark, family: str, bindings: int, impl: str) -
 @pytest.mark.benchmark
 @pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("bindings", SIZES)
-def test_speedup_vs_tvm(benchmark, family: str, bindings: int) -> None:
+def test_pass_beside_tvm(benchmark, family: str, bindings: int) -> None:
     mod = _module(family, bindings)
     ours, theirs = benchkill.KillAfterLastUse(), relax.transform.KillAfterLastUse()
     clock = time.perf_counter  # pytest-benchmark's default timer
@@ -83,7 +83,7 @@ def test_speedup_vs_tvm(benchmark, family: str, bindings: int) -> None:
         tvm_seconds.append(clock() - start)
         return (mod,), {}
 
-    benchmark.group = f"speedup-{family}-{bindings}"
+    benchmark.group = f"beside-tvm-{family}-{bindings}"
     out = benchmark.pedantic(
         ours,
         setup=run_tvm_then_time_benchkill,

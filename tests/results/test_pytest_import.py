@@ -14,7 +14,7 @@ from benchkill.results.pytest_import import SUITE
 
 ROUNDS = 12
 
-#: Like tests/benchmarks/test_bench_pass.py::test_speedup_vs_tvm: a reference timed in the
+#: Like tests/benchmarks/test_bench_pass.py::test_pass_beside_tvm: a reference timed in the
 #: setup of each round, its times in extra_info["tvm_seconds"].
 BENCH = f"""
 import time
@@ -137,3 +137,25 @@ def test_malformed_files_are_one_error_naming_the_problem(saved, tmp_path, chang
     with pytest.raises(BenchkillError, match="bad.json") as info:
         load_any(bad)
     assert fragment in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_projects_benchmark_beside_tvm_gives_a_ratio_per_round(tmp_path):
+    """tests/benchmarks' own ratio benchmark, run for real at its smallest case."""
+    from pathlib import Path
+
+    project = Path(__file__).resolve().parents[2]
+    out = tmp_path / "run.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/benchmarks",
+         "-k", "test_pass_beside_tvm and 3000-chain", "--benchmark-only",
+         f"--benchmark-json={out}"],
+        cwd=project, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    records = load_any(out).records
+    assert {(r.params["family"], r.params["bindings"], r.metric) for r in records} == {
+        ("chain", 3000, "time"),
+        ("chain", 3000, "speedup_vs_tvm"),
+    }
+    [ratio] = [r for r in records if r.metric == "speedup_vs_tvm"]
+    assert len(ratio.samples) == 12 and min(ratio.samples) > 0

@@ -17,7 +17,8 @@ from benchkill.results.store import Results
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.description = (
-        "Compare two results files (benchkill's, or asv's .asv/results/<machine>/*.json), "
+        "Compare two results files (benchkill's, asv's .asv/results/<machine>/*.json, or "
+        "pytest-benchmark's .benchmarks/<machine>/*.json saved with --benchmark-save-data), "
         "measurement by measurement.  A regression or improvement needs the ratio of the "
         "medians beyond --factor and a two-sided Mann-Whitney U p-value below --alpha on "
         "the raw samples; instruction counts are exact (the ratio alone decides), peak "

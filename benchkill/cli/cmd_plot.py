@@ -22,7 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "figure without records is skipped with a note."
     )
     p.epilog = "example:\n  benchkill plot results/baseline-2core-vm/*.json --out figures"
-    p.add_argument("results", type=Path, nargs="+", help="benchkill or asv results files")
+    p.add_argument(
+        "results", type=Path, nargs="+", help="benchkill, asv or pytest-benchmark results files"
+    )
     p.add_argument(
         "--out",
         type=types.out_path,

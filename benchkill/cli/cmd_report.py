@@ -27,7 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.epilog = (
         "example:\n  benchkill report results/baseline-2core-vm/*.json results/<machine>/*.json"
     )
-    p.add_argument("results", type=Path, nargs="+", help="benchkill or asv results files")
+    p.add_argument(
+        "results", type=Path, nargs="+", help="benchkill, asv or pytest-benchmark results files"
+    )
     p.add_argument(
         "--out",
         type=types.out_path,

@@ -36,18 +36,18 @@ SUITE_GUIDE = {
     "pass": {
         "what": "time of benchkill's pass, TVM's C++ pass and a naive port",
         "quick_cases": 5,
-        "quick_time": "about 30 s",
+        "quick_time": "about 10 s",
         "full_cases": 46,
         "full_what": "6 families x 7 sizes, 1k-600k bindings, and 4 real decoders",
-        "full_time": "about 15 min",
+        "full_time": "about 10 min",
     },
     "vm": {
         "what": "peak memory and run time of each kill variant on the Relax VM",
         "quick_cases": 8,
-        "quick_time": "about 2 min 15 s",
+        "quick_time": "about 2 min",
         "full_cases": 17,
         "full_what": "7 workloads x 2 exec modes, calibration, naive allocator",
-        "full_time": "about 30 min (estimated)",
+        "full_time": "about 13 min",
     },
 }
 

@@ -22,7 +22,7 @@ from benchkill.bench.model import EXPECTED_FAILURE, FAILED, Machine, label
 from benchkill.errors import BenchkillError
 from benchkill.results.pytest_import import from_pytest_benchmark, is_pytest_benchmark
 from benchkill.results.store import ResultRecord, Results, RunSettings, from_dict, read_json
-from benchkill.results.validation import Invalid, check_record
+from benchkill.results.validation import check_records
 from benchkill.stats import summarize
 
 ASV_API_VERSION = 2
@@ -134,11 +134,7 @@ def from_asv(data: dict[str, Any], path: Path) -> Results:
             started.append(row.get("started_at"))
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise BenchkillError(f"{path}: malformed asv results file: {exc!r}"[:300]) from None
-    try:
-        for i, record in enumerate(records):
-            check_record(record, f"measurement {i + 1}")
-    except Invalid as exc:
-        raise BenchkillError(f"{path}: impossible value: {exc}") from None
+    check_records(records, path)
     cores = params.get("num_cpu")
     commit = data.get("commit_hash")
     machine = Machine(

@@ -17,13 +17,14 @@ of two passes timed side by side moves far less with the machine's speed than ei
 from __future__ import annotations
 
 import math
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from benchkill.bench.model import Machine, label
 from benchkill.errors import BenchkillError
 from benchkill.results.store import ResultRecord, Results, RunSettings
-from benchkill.results.validation import Invalid, check_record
+from benchkill.results.validation import check_records
 from benchkill.stats import summarize
 
 SUITE = "pytest-benchmark"
@@ -88,6 +89,14 @@ def _records(bench: dict[str, Any]) -> list[ResultRecord]:
     return out
 
 
+def _is_iso(text: str) -> bool:
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
 def from_pytest_benchmark(data: dict[str, Any], path: Path) -> Results:
     """Convert a pytest-benchmark JSON file into benchkill Results."""
     try:
@@ -103,11 +112,7 @@ def from_pytest_benchmark(data: dict[str, Any], path: Path) -> Results:
         when = data.get("datetime")
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise BenchkillError(f"{path}: malformed pytest-benchmark file: {exc!r}"[:300]) from None
-    try:
-        for i, record in enumerate(records):
-            check_record(record, f"measurement {i + 1}")
-    except Invalid as exc:
-        raise BenchkillError(f"{path}: impossible value: {exc}") from None
+    check_records(records, path)
     commit_id = commit.get("id")
     cores = cpu.get("count")
     machine = Machine(
@@ -122,7 +127,7 @@ def from_pytest_benchmark(data: dict[str, Any], path: Path) -> Results:
         else None,
         git_dirty=commit.get("dirty") if isinstance(commit.get("dirty"), bool) else None,
     )
-    started = when if isinstance(when, str) else ""
+    started = when if isinstance(when, str) and _is_iso(when) else ""
     settings = RunSettings(
         suites=(SUITE,), quick=False, command=(SUITE,), started_at=started, finished_at=started
     )

@@ -126,6 +126,16 @@ def check_record(record: Any, where: str) -> None:
             )
 
 
+def check_records(records: Sequence[Any], path: Any) -> None:
+    """:func:`check_record` of each record of a converted file (asv, pytest-benchmark):
+    the first impossible value is one BenchkillError naming the file."""
+    try:
+        for i, record in enumerate(records):
+            check_record(record, f"measurement {i + 1}")
+    except Invalid as exc:
+        raise BenchkillError(f"{path}: impossible value: {exc}") from None
+
+
 def _iso(value: str | None, where: str) -> None:
     if value is None:
         return

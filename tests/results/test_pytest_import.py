@@ -159,3 +159,13 @@ def test_the_projects_benchmark_beside_tvm_gives_a_ratio_per_round(tmp_path):
     }
     [ratio] = [r for r in records if r.metric == "speedup_vs_tvm"]
     assert len(ratio.samples) == 12 and min(ratio.samples) > 0
+
+
+def test_a_time_that_is_not_iso_is_no_time(saved, tmp_path):
+    path, _ = saved
+    data = json.loads(path.read_text())
+    data["datetime"] = "yesterday"
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps(data))
+    assert load_any(odd).settings.started_at == ""
+    assert load_any(path).settings.started_at == json.loads(path.read_text())["datetime"]

@@ -67,6 +67,8 @@ def scaling_series(records: Sequence[ResultRecord]) -> list[Series]:
 def pass_time_scaling(runs: Sequence[Results], out_dir: Path) -> list[FigureData]:
     """Pass time vs bindings, log-log, one panel per family, one line per implementation
     with the IQR as error bars and its fitted slope."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
     records = ok_records(newest(runs, "pass_time"), "pass_time", ("impl", "bindings"))
     if not records:
         raise Skip("no pass_time records with params impl and bindings")
@@ -101,6 +103,11 @@ def pass_time_scaling(runs: Sequence[Results], out_dir: Path) -> list[FigureData
             )
         ax.set_xscale("log")
         ax.set_yscale("log")
+        # ticks at 1 and 3 times each power of ten, labelled 300, 1k, 3k...: over one
+        # decade (the model family) matplotlib labels its minor ticks, on top of each other
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 3.0)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: short_number(x)))
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_title(f"family {panel}", fontsize="medium")
         ax.set_xlabel("bindings", fontsize="small")
         ax.set_ylabel("seconds", fontsize="small")

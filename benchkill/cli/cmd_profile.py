@@ -10,7 +10,8 @@ from benchkill.cli import args as types
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Generate FAMILY with N ops and print the minimum CPU time per binding "
-        "(microseconds, time.process_time) of each step of benchkill's KillAfterLastUse."
+        "(microseconds, time.process_time) of each step of benchkill's KillAfterLastUse; "
+        "with several N, also the scaling exponent of each timing over the sizes."
     )
     p.epilog = (
         "Steps: the sweep (last uses, canonicalization planned on the way), the plan, the "
@@ -20,16 +21,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "the minimum of --repeats), TVM's pass, benchkill's pass and the floor: only the FFI "
         "work no exact Python pass can skip on this module (reading every binding, rebuilding "
         "and re-inferring each call whose arguments canonicalization substitutes, making the "
-        "kills and the blocks).\n\n"
+        "kills and the blocks), and TVM's C++ free-variable analysis of the function "
+        "(relax.analysis.free_vars, 'visit': one C++ visit of every binding and use with a "
+        "hash set, the shape of a last-use analysis with no Python in it).  With several "
+        "N, the scaling exponent of each (least-squares slope of log time against log "
+        "bindings) closes the output.\n\n"
         "examples:\n"
         "  benchkill profile chain 10000\n"
-        "  benchkill profile model 49 --floor --repeats 15"
+        "  benchkill profile model 49 --floor --repeats 15\n"
+        "  benchkill profile chain 1000 10000 66667 200000 --floor --repeats 3   # 3k-600k"
     )
     p.add_argument(
         "family", metavar="FAMILY", help="a family of benchkill.generate (see benchkill generate)"
     )
     p.add_argument(
-        "n_ops", metavar="N", type=types.positive_int, help="number of lowered operators"
+        "n_ops",
+        metavar="N",
+        type=types.positive_int,
+        nargs="+",
+        help="number of lowered operators (several: one module each, then the exponents)",
     )
     p.add_argument("--seed", type=types.non_negative_int, default=0, help="random seed")
     p.add_argument(
@@ -49,22 +59,49 @@ def run(args: argparse.Namespace) -> int:
     from benchkill.inputs.families import count_bindings, generate
     from benchkill.passes.profile import profile_function
 
-    mod = generate(args.family, args.n_ops, args.seed)
-    bindings = count_bindings(mod)
-    profile = profile_function(mod["main"], bindings, repeats=args.repeats)
-    steps = profile.per_binding_us()
-    print(
-        f"{args.family}, {bindings} bindings, CPU microseconds per binding (min of {args.repeats}):"
-    )
-    for step, us in steps.items():
-        print(f"  {step:13s} {us:7.2f}")
-    print(f"  {'total':13s} {sum(steps.values()):7.2f}")
-    if args.floor:
-        _print_floor(mod, bindings, args.repeats)
+    points: list[tuple[int, dict[str, float]]] = []  # (bindings, seconds by timing)
+    for n_ops in args.n_ops:
+        mod = generate(args.family, n_ops, args.seed)
+        bindings = count_bindings(mod)
+        profile = profile_function(mod["main"], bindings, repeats=args.repeats)
+        steps = profile.per_binding_us()
+        print(
+            f"{args.family}, {bindings} bindings, CPU microseconds per binding "
+            f"(min of {args.repeats}):"
+        )
+        for step, us in steps.items():
+            print(f"  {step:13s} {us:7.2f}")
+        print(f"  {'total':13s} {sum(steps.values()):7.2f}")
+        seconds = {"steps total": sum(profile.seconds.values())}
+        if args.floor:
+            seconds.update(_print_floor(mod, bindings, args.repeats))
+        points.append((bindings, seconds))
+        del mod
+    exponents = scaling_exponents(points)
+    if exponents:
+        sizes = sorted({b for b, _ in points})
+        print(
+            f"scaling exponents, {sizes[0]:,} to {sizes[-1]:,} bindings: "
+            + ", ".join(f"{name} {slope:.3f}" for name, slope in exponents.items())
+        )
     return 0
 
 
-def _print_floor(mod, bindings: int, rounds: int) -> None:
+def scaling_exponents(points: list[tuple[int, dict[str, float]]]) -> dict[str, float]:
+    """Slope of log seconds against log bindings of each timing measured at every size
+    (:func:`benchkill.stats.loglog_slope`); empty with fewer than two distinct sizes."""
+    from benchkill.stats import loglog_slope
+
+    if len({bindings for bindings, _ in points}) < 2:
+        return {}
+    names = [name for name in points[0][1] if all(name in seconds for _, seconds in points)]
+    return {
+        name: loglog_slope([b for b, _ in points], [s[name] for _, s in points])[0]
+        for name in names
+    }
+
+
+def _print_floor(mod, bindings: int, rounds: int) -> dict[str, float]:
     from benchkill.bench.suites.pass_suite import time_floor
     from benchkill.passes.canonicalize import Unsupported
     from benchkill.passes.last_use import NeedsTVMCanonicalization
@@ -74,7 +111,7 @@ def _print_floor(mod, bindings: int, rounds: int) -> None:
         work = floor_work(mod["main"])
     except (NeedsTVMCanonicalization, Unsupported):
         print("floor: not measured (the function goes to the fallback, TVM's pass)")
-        return
+        return {}
     best = time_floor(mod, work, rounds)
     print(
         f"floor: {work.trivial} bindings removed by canonicalization, {len(work.rebuilt)} "
@@ -83,8 +120,9 @@ def _print_floor(mod, bindings: int, rounds: int) -> None:
     )
     for name, seconds in best.items():
         print(f"  {name:13s} {seconds * 1e3:9.3f} ms {seconds / bindings * 1e6:7.2f} us/binding")
-    tvm, ours, floor = best["tvm"], best["benchkill"], best["floor"]
+    tvm, ours, floor, visit = best["tvm"], best["benchkill"], best["floor"], best["visit"]
     print(
         f"  benchkill / tvm {ours / tvm:.3f}, floor / tvm {floor / tvm:.3f}, "
-        f"benchkill / floor {ours / floor:.2f}"
+        f"benchkill / floor {ours / floor:.2f}, benchkill / visit {ours / visit:.1f}"
     )
+    return best

@@ -305,6 +305,7 @@ MATRIX = [
     # --- profile -----------------------------------------------------------------------
     ("profile: unknown family", ["profile", "nope", "5"], "unknown family 'nope'"),
     ("profile: N 0", ["profile", "chain", "0"], "must be at least 1"),
+    ("profile: a later N 0", ["profile", "chain", "5", "0"], "must be at least 1"),
     ("profile: N text", ["profile", "chain", "lots"], "expected an integer"),
     ("profile: N huge", ["profile", "chain", "100000000000"], "at most 10,000,000"),
     ("profile: repeats 0", ["profile", "chain", "5", "--repeats", "0"], "at least 1"),

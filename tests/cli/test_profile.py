@@ -81,12 +81,43 @@ def test_time_floor_takes_the_minimum_of_interleaved_rounds():
 
     mod = generate("chain", 10)
     best = time_floor(mod, floor_work(mod["main"]), rounds=3, clock=FakeClock(0.25))
-    assert best == {"tvm": 0.25, "benchkill": 0.25, "floor": 0.25}
+    assert best == {"tvm": 0.25, "benchkill": 0.25, "floor": 0.25, "visit": 0.25}
 
 
 def test_profile_floor_command(capsys):
     assert main(["profile", "mixed", "30", "--repeats", "1", "--floor"]) == 0
     out = capsys.readouterr().out
     assert "calls re-inferred" in out and "benchkill / floor" in out
-    for name in ("tvm", "benchkill", "floor"):
+    for name in ("tvm", "benchkill", "floor", "visit"):
         assert f"  {name} " in out
+    assert "scaling exponents" not in out  # one size: no slope
+
+
+def test_scaling_exponents_are_the_slopes_of_each_timing():
+    from benchkill.cli.cmd_profile import scaling_exponents
+
+    points = [
+        (1_000, {"linear": 1.0, "quadratic": 1.0, "partial": 2.0}),
+        (10_000, {"linear": 10.0, "quadratic": 100.0}),
+        (100_000, {"linear": 100.0, "quadratic": 10_000.0}),
+    ]
+    exponents = scaling_exponents(points)
+    assert exponents.keys() == {"linear", "quadratic"}  # "partial" lacks two sizes
+    assert abs(exponents["linear"] - 1.0) < 1e-12
+    assert abs(exponents["quadratic"] - 2.0) < 1e-12
+    assert scaling_exponents(points[:1]) == {}
+    assert scaling_exponents([points[0], points[0]]) == {}  # one distinct size
+
+
+def test_profile_several_sizes_ends_with_the_exponents(capsys):
+    assert main(["profile", "chain", "20", "60", "--repeats", "1", "--floor"]) == 0
+    out = capsys.readouterr().out
+    assert "chain, 60 bindings" in out and "chain, 180 bindings" in out
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("scaling exponents, 60 to 180 bindings: ")
+    names = [part.rsplit(" ", 1)[0] for part in last.split(": ", 1)[1].split(", ")]
+    assert names == ["steps total", "tvm", "benchkill", "floor", "visit"]
+    # without --floor: the exponent of the steps' total only
+    assert main(["profile", "chain", "20", "60", "--repeats", "1"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("scaling exponents") and last.count(",") == 1

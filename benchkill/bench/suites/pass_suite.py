@@ -266,14 +266,20 @@ def run_case(
 
 
 def time_floor(mod, work, rounds: int, clock=time.process_time) -> dict[str, float]:
-    """Minimum ``clock`` seconds of TVM's pass, benchkill's pass (both on ``mod``) and the
-    floor ``work`` (:func:`benchkill.passes.profile.floor_work`), timed as the suite times
-    passes: :func:`~benchkill.bench.timing.interleave`, one warm-up, ``rounds`` rounds."""
+    """Minimum ``clock`` seconds of TVM's pass, benchkill's pass (both on ``mod``), the
+    floor ``work`` (:func:`benchkill.passes.profile.floor_work`) and ``visit``: TVM's C++
+    free-variable analysis of ``main`` (``relax.analysis.free_vars``: one visit of every
+    binding and use with a hash set, a last-use analysis's shape with no Python in it);
+    timed as the suite times passes: :func:`~benchkill.bench.timing.interleave`, one
+    warm-up, ``rounds`` rounds."""
     passes = implementations(include_naive=False)
+    main = mod["main"]
+    free_vars = relax.analysis.free_vars
     functions = {
         "tvm": lambda: passes["tvm"](mod),
         "benchkill": lambda: passes["benchkill"](mod),
         "floor": work.run,
+        "visit": lambda: free_vars(main),
     }
     timing = interleave(functions, rounds, keep_outputs=False, cpu_clock=clock)
     return {name: min(samples) for name, samples in timing.cpu_samples.items()}

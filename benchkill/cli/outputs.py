@@ -13,7 +13,6 @@ as stdout can print it (a file name need not be UTF-8).
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import re
@@ -25,7 +24,8 @@ from pathlib import Path
 
 from benchkill.errors import BenchkillError
 from benchkill.execution.child import new_work_dir, remove_stale_work_dirs
-from benchkill.results.atomic import link_new, write_atomic
+from benchkill.files import place_new
+from benchkill.results.atomic import write_atomic
 
 #: How a file benchkill wrote starts (``{"schema_version": N, ...``, also when truncated).
 _BENCHKILL_HEAD = re.compile(rb'\s*\{\s*"schema_version"\s*:')
@@ -142,16 +142,6 @@ def write_text(out: Path, text: str, inputs: Iterable[Path] = (), what: str = "t
             raise _exists(out) from None
 
 
-def _place(staged: Path, target: Path) -> None:
-    """Put ``staged`` at ``target`` unless something is there (FileExistsError): a hard
-    link, or where the file system has none, a rename after a last check."""
-    if link_new(staged, target):
-        return
-    if os.path.lexists(target):
-        raise FileExistsError(errno.EEXIST, "File exists", str(staged), None, str(target))
-    os.rename(staged, target)
-
-
 @contextmanager
 def staged_directory(out_dir: Path, inputs: Iterable[Path] = ()) -> Iterator[Path]:
     """A hidden directory inside ``out_dir`` to write files into; when the block ends
@@ -178,7 +168,7 @@ def staged_directory(out_dir: Path, inputs: Iterable[Path] = ()) -> Iterator[Pat
         with writing(out_dir):
             try:
                 for name in names:
-                    _place(stage / name, out_dir / name)
+                    place_new(stage / name, out_dir / name)
                     moved.append(name)
             except FileExistsError as exc:  # created by another process since the check
                 for name in moved:  # the files this command placed, not the other's

@@ -14,8 +14,6 @@ crash of the child, is recorded in :attr:`VMResult.error`, never raised: the pre
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +28,7 @@ from benchkill.execution.peak import VMEvent
 from benchkill.execution.pipeline import check_kill_variant
 from benchkill.execution.trace import TraceEvent, TraceSummary
 from benchkill.execution.vm_task import EXPORTED
+from benchkill.files import copy_new
 from benchkill.relax.text import module_text
 
 EXEC_MODES = ("bytecode", "compiled")
@@ -196,7 +195,7 @@ def measure_vm(
             traced = _trace(request, work, timeout)
         if export is not None and result.get("error") is None:
             try:
-                _place(work / EXPORTED, Path(export))
+                copy_new(work / EXPORTED, Path(export))
             except OSError as exc:
                 result.update(error=f"export to {os.fspath(export)}: {exc}", stage="export")
     error = result.get("error")
@@ -215,19 +214,6 @@ def measure_vm(
         **traced,
         **base,
     )
-
-
-def _place(built: Path, target: Path) -> None:
-    """Copy ``built`` to ``target``, which must not exist: a hidden copy next to it is
-    linked to its name (atomic; an existing file makes it fail), so a reader never sees
-    half a library and nothing already there is replaced."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as out, open(built, "rb") as src:
-            shutil.copyfileobj(src, out)
-        os.link(tmp, target)
-    finally:
-        os.unlink(tmp)
 
 
 def _trace(request: dict[str, Any], work: Any, timeout: float) -> dict[str, Any]:

@@ -10,11 +10,12 @@ creating and renaming one leaves it behind, and :func:`remove_stale_temps` remov
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 import tempfile
 from pathlib import Path
+
+from benchkill.files import link_new
 
 
 def new_file_mode() -> int:
@@ -94,18 +95,6 @@ def write_atomic(path: Path, text: str, *, exclusive: bool = False) -> None:
         except OSError:
             pass
         raise
-
-
-def link_new(source: str | Path, target: str | Path) -> bool:
-    """Create ``target`` as a hard link of ``source``: True; False where the file system
-    has no hard links.  FileExistsError if ``target`` exists (it is never replaced)."""
-    try:
-        os.link(source, target)
-        return True
-    except OSError as exc:
-        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
-            raise
-    return False
 
 
 def _link_exclusive(tmp: str, path: Path, text: str, mode: int) -> None:

@@ -43,7 +43,6 @@ The ``calibration`` case measures a known numpy allocation (the method's check).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -53,6 +52,7 @@ import tvm_ffi
 
 from benchkill.analysis.holders import compact_holders
 from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK, CaseSpec, Record
+from benchkill.files import link_or_copy_new
 from benchkill.inputs import workloads
 
 NAME = "vm"
@@ -165,7 +165,7 @@ def measure_workload(
         if same is not None:
             result = same[1]
             if export_dir is not None:
-                os.link(library_path(export_dir, same[2]), library_path(export_dir, base))
+                link_or_copy_new(library_path(export_dir, same[2]), library_path(export_dir, base))
         else:
             result = measure_vm(
                 workload.mod,

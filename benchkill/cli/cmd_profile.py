@@ -29,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "examples:\n"
         "  benchkill profile chain 10000\n"
         "  benchkill profile model 49 --floor --repeats 15\n"
-        "  benchkill profile chain 1000 10000 66667 200000 --floor --repeats 3   # 3k-600k"
+        "  benchkill profile chain 1000 10000 66667 200000 --floor --repeats 3  # 3k-600k"
     )
     p.add_argument(
         "family", metavar="FAMILY", help="a family of benchkill.generate (see benchkill generate)"

@@ -310,6 +310,21 @@ MATRIX = [
     ("profile: N huge", ["profile", "chain", "100000000000"], "at most 10,000,000"),
     ("profile: repeats 0", ["profile", "chain", "5", "--repeats", "0"], "at least 1"),
     ("profile: seed negative", ["profile", "chain", "5", "--seed", "-2"], "at least 0"),
+    ("profile: no family, no module", ["profile"], "give FAMILY and at least one N"),
+    ("profile: family without N", ["profile", "chain"], "give FAMILY and at least one N"),
+    (
+        "profile: family and module",
+        ["profile", "chain", "5", "--module", "module.py"],
+        "not both",
+    ),
+    ("profile: module missing", ["profile", "--module", "missing.py"], "No such file"),
+    ("profile: lower without module", ["profile", "chain", "5", "--lower"], "needs --module"),
+    ("profile: module truncated", ["profile", "--module", "truncated.py"], "cannot parse"),
+    (
+        "profile: module without the function",
+        ["profile", "--module", "module.py", "--func", "decode"],
+        "no Relax function 'decode' (it has: main)",
+    ),
     # --- verify ------------------------------------------------------------------------
     ("verify: missing", ["verify", "missing.py"], "No such file"),
     ("verify: empty", ["verify", "empty.py"], "is empty"),

@@ -34,7 +34,7 @@ COMMANDS = {
     "trust": "measure how often compare raises false alarms and catches a slowdown",
     "generate": "print a generated Relax module, the pass benchmark's input",
     "apply": "run a KillAfterLastUse variant on a module and print the result",
-    "profile": "time each step of benchkill's pass on a generated module",
+    "profile": "time each step of benchkill's pass (generated module or a file)",
     "verify": "check the kills of a lowered Relax module (use after kill, double kill, ...)",
     "fuzz": "check benchkill's pass against TVM's on random lowered modules",
     "equivalence": "benchkill's kill pass vs TVM's on the Relax modules of TVMScript/test files",

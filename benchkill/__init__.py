@@ -3,8 +3,8 @@
 The public names below are imported lazily, on first access, so that ``import benchkill``
 and ``benchkill --help`` import no TVM.  The package is layered (see the README's Layout
 section): ``relax`` (TVM plumbing), ``passes``, ``analysis``, ``inputs``, ``execution``,
-``fuzz``, ``bench``, ``results``, ``reporting``, ``cli``; ``errors``, ``hooks`` and
-``stats`` are imported by all of them.
+``fuzz``, ``bench``, ``results``, ``reporting``, ``cli``; ``errors``, ``files``,
+``hooks`` and ``stats`` are imported by all of them.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from benchkill.cli import args as types
-from benchkill.errors import BenchkillError
+from benchkill.errors import BenchkillError, one_line
 
 if TYPE_CHECKING:
     import tvm
@@ -147,7 +147,6 @@ def _modules(args: argparse.Namespace) -> Iterator[tuple[str, tvm.IRModule]]:
 
 
 def _lowered(mod: tvm.IRModule, where: object) -> tvm.IRModule:
-    from benchkill.errors import one_line
     from benchkill.relax.lowering import lower_to_kill_input
 
     try:

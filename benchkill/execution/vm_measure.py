@@ -13,6 +13,7 @@ crash of the child, is recorded in :attr:`VMResult.error`, never raised: the pre
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ import numpy as np
 
 from benchkill.analysis.liveness import check_function
 from benchkill.errors import BenchkillError, check_int
-from benchkill.execution.child import run_task, work_dir
+from benchkill.execution.child import RESULT, STAGE, run_task, work_dir
 from benchkill.execution.peak import VMEvent
 from benchkill.execution.pipeline import check_kill_variant
 from benchkill.execution.trace import TraceEvent, TraceSummary
@@ -160,44 +161,141 @@ def measure_vm(
     Invalid options raise BenchkillError; build and run failures are returned.
     """
     _check_options(exec_mode, kill, memory_cfg)
+    request = _request(mod, inputs, exec_mode, memory_cfg, repeat, peak_repeat, func, timeline)
+    request.update(kill=kill, rekill=bool(rekill), export=export is not None)
+    if export is not None and os.path.lexists(export):
+        raise BenchkillError(f"measure_vm: {os.fspath(export)} exists; it is never replaced")
+    with work_dir("benchkill-vm-") as work:
+        _write_inputs(mod, inputs, work)
+        outcome = run_task("benchkill.execution.vm_task:vm_task", request, work, timeout)
+        result = outcome.result
+        traced: dict[str, Any] = {}
+        if trace and result is not None and result.get("error") is None:
+            traced = _trace(request, work, timeout)
+        return _result(result, outcome.failure, work, request, export, traced)
+
+
+def measure_vm_variants(
+    mod: Any,
+    inputs: Sequence[Any],
+    kills: Sequence[str | None],
+    *,
+    exec_mode: str = "bytecode",
+    memory_cfg: str = "pooled",
+    repeat: int = 5,
+    func: str = "main",
+    peak_repeat: int = 3,
+    timeline: bool = True,
+    rekill: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+    exports: Sequence[str | os.PathLike[str] | None] | None = None,
+) -> list[VMResult]:
+    """:func:`measure_vm` of each kill variant of ``kills`` (``exports[i]``: variant
+    ``i``'s ``export``), one after the other in one child process (task
+    :func:`~benchkill.execution.vm_task.variants_task`, ``timeout`` seconds per variant);
+    one :class:`VMResult` per variant, in order.  No trace.
+
+    The same measurement as one child per variant, without the interpreter and TVM
+    started again for each (about 1.2 s a child here).  Every variant is built before
+    any runs; each peak run is still on a fresh VM with an emptied pool and trimmed
+    heap, as each of a child's peak runs is.  Measured on the asv suite's 8 quick
+    (workload, exec mode) pairs, twice: every peak within 20 KiB of the one measured in
+    a child of its own, well within the method's resolution (:mod:`.peak`); the first
+    variant run read up to 20 KiB higher than the others on the 1.3 MiB conv net.
+    But a variant's build time then includes no first-build costs that an earlier
+    variant paid: for build times, use :func:`measure_vm`.  A crash of the child fails
+    the variants without a result (stage "child"; the error says where it was).
+    """
+    exports = [None] * len(kills) if exports is None else list(exports)
+    if len(exports) != len(kills):
+        raise BenchkillError(f"measure_vm_variants: {len(kills)} kills but {len(exports)} exports")
+    for kill in kills:
+        _check_options(exec_mode, kill, memory_cfg)
+    for export in exports:
+        if export is not None and os.path.lexists(export):
+            raise BenchkillError(f"measure_vm: {os.fspath(export)} exists; it is never replaced")
+    request = _request(mod, inputs, exec_mode, memory_cfg, repeat, peak_repeat, func, timeline)
+    request.update(
+        rekill=bool(rekill),
+        variants=[
+            {"kill": k, "export": e is not None} for k, e in zip(kills, exports, strict=True)
+        ],
+    )
+    task = "benchkill.execution.vm_task:variants_task"
+    with work_dir("benchkill-vm-") as work:
+        _write_inputs(mod, inputs, work)
+        outcome = run_task(task, request, work, timeout * max(1, len(kills)))
+        crashed = outcome.stage or ""  # "variant K" when it crashed in variant K
+        results = []
+        for i, (variant, export) in enumerate(zip(request["variants"], exports, strict=True)):
+            sub = work / f"v{i}"
+            result_file, stage_file = sub / RESULT, sub / STAGE
+            result = json.loads(result_file.read_text()) if result_file.exists() else None
+            stage = stage_file.read_text() if stage_file.exists() else "start"
+
+            def failure(i: int = i, stage: str = stage) -> str:
+                what = outcome.describe() or "child process left no result"
+                if crashed == f"variant {i}":
+                    return f"{what} (during {stage})"
+                return f"{what} (during {crashed or 'start'}, before variant {i} ran)"
+
+            results.append(_result(result, failure, sub, {**request, **variant}, export, {}))
+        return results
+
+
+def _request(
+    mod: Any,
+    inputs: Sequence[Any],
+    exec_mode: str,
+    memory_cfg: str,
+    repeat: int,
+    peak_repeat: int,
+    func: str,
+    timeline: bool,
+) -> dict[str, Any]:
+    """The options of a VM child, checked (all but the kill variant's)."""
     check_int(repeat, "repeat", low=0)
     check_int(peak_repeat, "peak_repeat")
     check_function(mod, func, "measure_vm")
-    if export is not None and os.path.lexists(export):
-        raise BenchkillError(f"measure_vm: {os.fspath(export)} exists; it is never replaced")
-    specs, arrays = _input_specs(inputs)
-    request = {
+    return {
         "exec_mode": exec_mode,
-        "kill": kill,
         "memory_cfg": memory_cfg,
         "repeat": repeat,
         "peak_repeat": peak_repeat,
         "func": func,
         "timeline": bool(timeline),
-        "rekill": bool(rekill),
-        "inputs": specs,
-        "export": export is not None,
+        "inputs": _input_specs(inputs)[0],
     }
-    base = {"exec_mode": exec_mode, "kill": kill, "memory_cfg": memory_cfg}
-    with work_dir("benchkill-vm-") as work:
-        (work / "module.py").write_text(module_text(mod))
-        np.savez(work / "inputs.npz", **arrays)
-        outcome = run_task("benchkill.execution.vm_task:vm_task", request, work, timeout)
-        result = outcome.result
-        if result is None:
-            return VMResult(ok=False, error=outcome.failure(), stage="child", **base)
-        outputs: tuple[np.ndarray, ...] = ()
-        if "n_outputs" in result:
-            with np.load(work / "outputs.npz") as saved:
-                outputs = tuple(saved[f"arr_{i}"] for i in range(result["n_outputs"]))
-        traced: dict[str, Any] = {}
-        if trace and result.get("error") is None:
-            traced = _trace(request, work, timeout)
-        if export is not None and result.get("error") is None:
-            try:
-                copy_new(work / EXPORTED, Path(export))
-            except OSError as exc:
-                result.update(error=f"export to {os.fspath(export)}: {exc}", stage="export")
+
+
+def _write_inputs(mod: Any, inputs: Sequence[Any], work: Path) -> None:
+    """The child's input files: ``module.py`` and ``inputs.npz``."""
+    (work / "module.py").write_text(module_text(mod))
+    np.savez(work / "inputs.npz", **_input_specs(inputs)[1])
+
+
+def _result(
+    result: dict[str, Any] | None,
+    failure: Any,
+    work: Path,
+    request: dict[str, Any],
+    export: str | os.PathLike[str] | None,
+    traced: dict[str, Any],
+) -> VMResult:
+    """The VMResult of a child's ``result`` (None: it left none, ``failure()`` says why),
+    its outputs read from ``work`` and its executable put at ``export``."""
+    base = {k: request[k] for k in ("exec_mode", "kill", "memory_cfg")}
+    if result is None:
+        return VMResult(ok=False, error=failure(), stage="child", **base)
+    outputs: tuple[np.ndarray, ...] = ()
+    if "n_outputs" in result:
+        with np.load(work / "outputs.npz") as saved:
+            outputs = tuple(saved[f"arr_{i}"] for i in range(result["n_outputs"]))
+    if export is not None and result.get("error") is None:
+        try:
+            copy_new(work / EXPORTED, Path(export))
+        except OSError as exc:
+            result.update(error=f"export to {os.fspath(export)}: {exc}", stage="export")
     error = result.get("error")
     peaks = tuple(int(p) for p in result.get("peaks", ()))
     return VMResult(

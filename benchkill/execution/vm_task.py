@@ -4,12 +4,15 @@ Task ``"vm"`` of :mod:`benchkill.execution.child`.  The work directory holds ``m
 (the module as TVMScript, see :func:`benchkill.relax.text.module_text`) and ``inputs.npz``;
 the task writes ``outputs.npz`` and returns the timings, peaks and timeline, or the error
 of a failed build or run with its stage.  :mod:`benchkill.execution.vm_measure` is the
-parent's side; :mod:`benchkill.execution.peak` says how the peak is measured.
+parent's side; :mod:`benchkill.execution.peak` says how the peak is measured.  Task
+:func:`variants_task` measures several kill variants of one module in one process.
 """
 
 from __future__ import annotations
 
 import gc
+import json
+import os
 import time
 from functools import partial
 from pathlib import Path
@@ -17,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from benchkill.execution.child import error_text, set_stage
+from benchkill.execution.child import RESULT, error_text, set_stage
 from benchkill.execution.peak import VMEvent, peak_of, resident_bytes
 
 #: The file of the work directory ``measure_vm(..., export=...)`` exports the executable to.
@@ -114,20 +117,31 @@ def _malloc_trim() -> None:
 
 def vm_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
     """The child's side of :func:`benchkill.measure_vm` (task ``"vm"``)."""
-    import tvm
-    from tvm import relax
+    ex, result = _executable(request, work)
+    return result if ex is None else _run(request, work, ex, result)
 
-    result: dict[str, Any] = {}
+
+def _executable(request: dict[str, Any], work: Path) -> tuple[Any, dict[str, Any]]:
+    """The built executable and the result so far; (None, the error) if the build failed."""
+    import tvm
+
     set_stage(work, "build")
     try:
-        ex, result["build_seconds"], _ = _build(request, work)
+        ex, seconds, _ = _build(request, work)
         if request.get("export"):
             # run what is exported: the library, loaded (LLVM compiles the module once,
             # for the export, and not once more for an in-memory run)
             ex.export_library(str(work / EXPORTED))
             ex = tvm.runtime.load_module(str(work / EXPORTED))
     except Exception as exc:  # noqa: BLE001 - a failed build is a result
-        return {"error": error_text(exc), "stage": "build"}
+        return None, {"error": error_text(exc), "stage": "build"}
+    return ex, {"build_seconds": seconds}
+
+
+def _run(request: dict[str, Any], work: Path, ex: Any, result: dict[str, Any]) -> dict[str, Any]:
+    """Runs of ``ex``: outputs, timed runs, peaks, timeline (``result`` updated)."""
+    import tvm
+    from tvm import relax
 
     set_stage(work, "run")
     func, cfg, repeat = request["func"], request["memory_cfg"], int(request["repeat"])
@@ -189,6 +203,34 @@ def vm_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
         n_outputs=len(outputs),
     )
     return result
+
+
+def variants_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
+    """The child's side of :func:`benchkill.execution.vm_measure.measure_vm_variants`:
+    :func:`vm_task` of each of ``request["variants"]`` (options that replace the
+    request's, such as ``kill``), in this one process.  Variant ``i`` works in the
+    subdirectory ``v<i>`` (the module and inputs linked into it).  Every variant is
+    built (and kept) before any runs, so that each variant's runs find the process as
+    the others' do (all code built and loaded), whatever its place in the list.  Each result is
+    written as soon as its runs end: a crash loses the variants after it only."""
+    variants = [
+        ({**request, **variant}, work / f"v{i}") for i, variant in enumerate(request["variants"])
+    ]
+    built = []
+    for i, (options, sub) in enumerate(variants):
+        sub.mkdir()
+        for name in ("module.py", "inputs.npz"):
+            os.link(work / name, sub / name)
+        set_stage(work, f"variant {i}")
+        built.append(_executable(options, sub))
+    for i, ((options, sub), (ex, result)) in enumerate(zip(variants, built, strict=True)):
+        set_stage(work, f"variant {i}")
+        if ex is not None:
+            result = _run(options, sub, ex, result)
+        tmp = sub / (RESULT + ".tmp")
+        tmp.write_text(json.dumps(result))
+        tmp.replace(sub / RESULT)
+    return {"variants": len(variants)}
 
 
 def trace_task(request: dict[str, Any], work: Path) -> dict[str, Any]:

@@ -41,8 +41,9 @@ def measure_memory_in_parallel(
     ``reuse_equal_programs``, ``workers`` pairs at once (one per core by default); its
     records, pair by pair.  A failing child raises BenchkillError naming its pairs.
 
-    For memory only: each distinct program still runs in a child of its own, and its peak
-    is that child's resident memory, which the others do not change; but the run times
+    For memory only: the distinct programs of a pair run in one child of their own
+    (``measure_workload(..., one_child=True)``), and a peak is that child's resident
+    memory, which the other children do not change; but the run times
     (``vm_run_time``, ``vm_build_time``) of children running side by side on a shared
     core are not figures to report.  The workloads are made in the children
     (:func:`~benchkill.inputs.workloads.make_workload`, ``quick`` parameters).
@@ -100,6 +101,7 @@ def pairs_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
             trace=False,
             export_dir=None if export_dir is None else Path(export_dir),
             reuse_equal_programs=True,
+            one_child=True,
         )
         out.append([asdict(r) for r in records])
     return {"records": out}

@@ -52,6 +52,7 @@ import tvm_ffi
 
 from benchkill.analysis.holders import compact_holders
 from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK, CaseSpec, Record
+from benchkill.errors import BenchkillError
 from benchkill.files import link_or_copy_new
 from benchkill.inputs import workloads
 
@@ -129,6 +130,7 @@ def measure_workload(
     trace: bool = True,
     export_dir: Path | None = None,
     reuse_equal_programs: bool = False,
+    one_child: bool = False,
 ) -> list[Record]:
     """Records of every kill variant of one workload; ``kills[0]`` is the reference.
     ``trace`` also traces one run of each variant (``trace_peak_bytes``); ``export_dir``
@@ -136,64 +138,78 @@ def measure_workload(
     a variant whose kill step gives a module structurally equal to one measured before
     (benchkill's and TVM's always do) is not built and run again; that measurement stands
     for it, its library is a hard link to the other's, and its records name the other in
-    ``extra["same_program_as"]`` (never in the re-kill scenario)."""
+    ``extra["same_program_as"]`` (never in the re-kill scenario).  ``one_child``: the
+    variants measured are measured in one child process
+    (:func:`~benchkill.execution.vm_measure.measure_vm_variants`: for memory; its build
+    times are not each variant's own), with no trace."""
     from benchkill.analysis.liveness import estimate_lowered
     from benchkill.execution.pipeline import kill_pass, lower_to_kill_input
-    from benchkill.execution.vm_measure import measure_vm
+    from benchkill.execution.vm_measure import measure_vm, measure_vm_variants
 
+    if one_child and trace:
+        raise BenchkillError("measure_workload: one_child measures no trace")
     kill_input = None if workload.rekill else _or_none(lower_to_kill_input, workload.mod)
-    measured: list[tuple[Any, Any, dict[str, Any]]] = []  # (killed module, result, params)
-    records: list[Record] = []
-    reference: tuple[np.ndarray, ...] | None = None
-    for index, kill in enumerate(kills):
-        base = {
-            "workload": workload.name,
-            "exec_mode": exec_mode,
-            "memory_cfg": memory_cfg,
-            "kill": kill,
-        }
-        killed = None  # None also when lowering fails: measure_vm records the failure
-        if kill_input is not None:
-            step = kill_pass(kill)
-            killed = kill_input if step is None else _or_none(step, kill_input)
-        same = None
-        if reuse_equal_programs and killed is not None:
-            same = next(
-                (m for m in measured if tvm_ffi.structural_equal(m[0], killed, map_free_vars=True)),
+    bases = [
+        {"workload": workload.name, "exec_mode": exec_mode, "memory_cfg": memory_cfg, "kill": k}
+        for k in kills
+    ]
+    # 1. each variant's killed module (None also when lowering fails: the measurement
+    # records the failure), and the earlier variant whose program it is, if any
+    killed: list[Any] = []
+    same: list[int | None] = []
+    for kill in kills:
+        step = kill_pass(kill)
+        module = kill_input if kill_input is None or step is None else _or_none(step, kill_input)
+        equal = None
+        if reuse_equal_programs and module is not None:
+            equal = next(
+                (
+                    j
+                    for j, other in enumerate(killed)
+                    if same[j] is None
+                    and other is not None
+                    and tvm_ffi.structural_equal(other, module, map_free_vars=True)
+                ),
                 None,
             )
-        if same is not None:
-            result = same[1]
-            if export_dir is not None:
-                link_or_copy_new(library_path(export_dir, same[2]), library_path(export_dir, base))
-        else:
-            result = measure_vm(
-                workload.mod,
-                list(workload.inputs),
-                exec_mode=exec_mode,
-                kill=kill,
-                memory_cfg=memory_cfg,
-                repeat=repeat,
-                func=workload.func,
-                rekill=workload.rekill,
-                trace=trace,
-                export=None if export_dir is None else library_path(export_dir, base),
-            )
+        killed.append(module)
+        same.append(equal)
+    # 2. measure the others
+    own = [i for i in range(len(kills)) if same[i] is None]
+    own_kills = [kills[i] for i in own]
+    exports = [None if export_dir is None else library_path(export_dir, bases[i]) for i in own]
+    args = (workload.mod, list(workload.inputs))
+    options = {"exec_mode": exec_mode, "memory_cfg": memory_cfg, "repeat": repeat}
+    options.update(func=workload.func, rekill=workload.rekill)
+    if one_child:
+        results = measure_vm_variants(*args, own_kills, exports=exports, **options)
+    else:
+        results = [
+            measure_vm(*args, kill=k, trace=trace, export=e, **options)
+            for k, e in zip(own_kills, exports, strict=True)
+        ]
+    measured = dict(zip(own, results, strict=True))
+    # 3. the records
+    records: list[Record] = []
+    reference: tuple[np.ndarray, ...] | None = None
+    for index, (kill, base) in enumerate(zip(kills, bases, strict=True)):
+        result = measured[index if same[index] is None else same[index]]
+        if same[index] is not None and export_dir is not None and result.ok:
+            other = library_path(export_dir, bases[same[index]])
+            link_or_copy_new(other, library_path(export_dir, base))
         if not result.ok:
             expected = workload.rekill and kill == "legacy" and exec_mode == "compiled"
             metric = "vm_build_time" if result.stage in ("build", "export") else "vm_run_time"
             status = EXPECTED_FAILURE if expected else FAILED
             records.append(_record(workload, base, metric, "s", (), status, result.error))
             continue
-        if killed is not None and same is None:
-            measured.append((killed, result, base))
         if index == 0:
             reference = result.outputs
         status, error = _compare(result.outputs, reference, kills[0])
         estimate = None
-        if killed is not None:  # as estimate_memory(workload.mod, ..., kill=kill) lowers it
+        if killed[index] is not None:  # as estimate_memory(workload.mod, ..., kill=kill) lowers it
             estimate = estimate_lowered(
-                killed,
+                killed[index],
                 workload.input_shapes,
                 func=workload.func,
                 return_slot=exec_mode == "bytecode",
@@ -202,9 +218,9 @@ def measure_workload(
         variant = _variant_records(workload, base, result, estimate, status, error)
         if trace:
             variant.append(_trace_record(workload, base, result, status, error))
-        if same is not None:
+        if same[index] is not None:
             for record in variant:
-                record.extra["same_program_as"] = same[2]["kill"]
+                record.extra["same_program_as"] = kills[same[index]]
         records += variant
     return records
 

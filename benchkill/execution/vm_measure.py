@@ -234,7 +234,8 @@ def measure_vm_variants(
             stage = stage_file.read_text() if stage_file.exists() else "start"
 
             def failure(i: int = i, stage: str = stage) -> str:
-                what = outcome.describe() or "child process left no result"
+                what = outcome.describe() or (outcome.result or {}).get("error")
+                what = what or "child process left no result"
                 if crashed == f"variant {i}":
                     return f"{what} (during {stage})"
                 return f"{what} (during {crashed or 'start'}, before variant {i} ran)"

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from benchkill.cli import args as types
 from benchkill.cli.outputs import (
-    check_directory,
     refuse_overwrite,
     shown,
     staged_directory,
@@ -45,9 +44,8 @@ def run(args: argparse.Namespace) -> int:
     runs = [(path, load_any(path)) for path in args.results]
     refuse_overwrite(args.out, args.results, "the report")
     fig_dir = figures_dir(args.out)
-    check_directory(fig_dir, args.results, "figures")
     # the figures are staged, then linked into place: none replaces an existing file
-    with staged_directory(fig_dir, args.results) as stage:
+    with staged_directory(fig_dir, args.results, "figures") as stage:
         text = render_report(runs, args.out, stage)
     write_text(args.out, text, args.results, "the report")
     print(shown(args.out))

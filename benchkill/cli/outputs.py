@@ -143,17 +143,20 @@ def write_text(out: Path, text: str, inputs: Iterable[Path] = (), what: str = "t
 
 
 @contextmanager
-def staged_directory(out_dir: Path, inputs: Iterable[Path] = ()) -> Iterator[Path]:
+def staged_directory(
+    out_dir: Path, inputs: Iterable[Path] = (), what: str = "output"
+) -> Iterator[Path]:
     """A hidden directory inside ``out_dir`` to write files into; when the block ends
     without an error they are linked into ``out_dir`` (each after :func:`refuse_overwrite`;
     none if one of them was created meanwhile),
     and the staging directory is removed in any case.  ``out_dir`` is created when
     needed, and removed again if it was and nothing was moved into it.  A killed
     command's staging directory is removed by the next one (its name carries its pid).
+    ``what`` names the directory in an error (:func:`check_directory`).
     """
     out_dir = Path(out_dir)
     inputs = list(inputs)
-    check_directory(out_dir, inputs)
+    check_directory(out_dir, inputs, what)
     created = not out_dir.exists()
     with writing(out_dir, "write into it", exact=False):
         out_dir.mkdir(parents=True, exist_ok=True)

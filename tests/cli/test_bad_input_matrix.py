@@ -85,6 +85,7 @@ def build_workspace(w: Path) -> None:
     (w / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
     (w / "dir.json").mkdir()
     (w / "afile").write_text("a plain file\n")
+    (w / "clash_figures").write_text("a file where a report's figures would go\n")
     (w / "report.md").write_text("# an older report\n")
     asv = {"version": ASV_API_VERSION - 1, "result_columns": [], "results": {}}
     (w / "asv_old.json").write_text(json.dumps(asv))
@@ -257,6 +258,11 @@ MATRIX = [
     ("report: out exists", ["report", "a.json", "--out", "report.md"], "already exists"),
     ("report: out is any file", ["report", "a.json", "--out", "afile"], "afile: already exists"),
     ("report: out empty", ["report", "a.json", "--out", ""], "--out: an empty path"),
+    (
+        "report: figures dir is a file",
+        ["report", "a.json", "--out", "clash.md"],
+        "clash_figures: exists and is not a directory",
+    ),
     (
         "report: a figure of the user's",
         ["report", "figures.json", "--out", "inway.md"],

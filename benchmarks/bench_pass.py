@@ -138,10 +138,11 @@ class PassInstructions:
     whole ``asv run --quick``).
     ``setup_cache`` counts every case once per asv run, each in a child of its own, two
     at a time (counts do not depend on the load): a case's count then does not depend
-    on which cases were counted before it in the same process, so adding a case to
-    ``params`` leaves the others' counts as they were (in one child the mixed case read
-    0.08% lower after the chain case than alone), and the two children take 16 s where
-    one took 19-20 (importing TVM under valgrind is 11 s of each).  The sizes are
+    on the other cases counted in the same process, so adding a case to ``params``
+    leaves the others' counts as they were (in one child, chain and mixed read
+    91,031,313 and 90,002,848; each in a child of its own, 91,059,910 and 90,073,028),
+    and the two children take 16 s where one took 19-20 (importing TVM under valgrind
+    is 11 s of each).  The sizes are
     :data:`benchmarks.common.INSTRUCTION_SIZES`.
     """
 

@@ -2,10 +2,12 @@
 
 Over workload x exec mode x kill variant (:mod:`benchmarks.common`), both classes share
 one ``setup_cache``, :func:`measure_all`, run once per asv run: it measures every
-variant, each in its own child process with :func:`benchkill.measure_vm` (through the
-"vm" suite's :func:`~benchkill.bench.suites.vm_suite.measure_workload`, which also
-computes the static liveness bound and checks every variant's outputs against the build
-without kills), and exports each measured executable to asv's cache directory.
+variant through the "vm" suite's
+:func:`~benchkill.bench.suites.vm_suite.measure_workload` (which also computes the static
+liveness bound and checks every variant's outputs against the build without kills), the
+distinct programs of each (workload, exec mode) pair in one child process of their own
+(:func:`~benchkill.execution.vm_measure.measure_vm_variants`), and exports each measured
+executable to asv's cache directory.
 
 - :class:`VMMemory`'s ``track_*`` methods report the measured figures;
 - :class:`VMRun` times one VM call of the exported executable in the asv process.

@@ -232,10 +232,17 @@ def run_task(task: str, request: Mapping[str, Any], work: Path, timeout: float) 
     finally:
         with _running_lock:
             _running.discard(proc)
+    result, stage = read_result(work)
+    return ChildOutcome(returncode, timed_out, stderr or "", result, stage, timeout)
+
+
+def read_result(work: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """The result a child wrote in ``work`` (None: none) and the last stage it entered
+    there (None: none)."""
     result_file, stage_file = work / RESULT, work / STAGE
     result = json.loads(result_file.read_text()) if result_file.exists() else None
     stage = stage_file.read_text() if stage_file.exists() else None
-    return ChildOutcome(returncode, timed_out, stderr or "", result, stage, timeout)
+    return result, stage
 
 
 # --- the child's side ------------------------------------------------------------------------
@@ -261,10 +268,16 @@ def main(argv: list[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - report, the parent decides
         traceback.print_exc()
         result = {"error": error_text(exc), "stage": "child"}
+    write_result(work, result)
+    return 0
+
+
+def write_result(work: Path, result: dict[str, Any]) -> None:
+    """Write ``result`` as ``work/result.json``, whole or not at all (a crash meanwhile
+    leaves none)."""
     tmp = work / (RESULT + ".tmp")
     tmp.write_text(json.dumps(result))
     tmp.replace(work / RESULT)
-    return 0
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ crash of the child, is recorded in :attr:`VMResult.error`, never raised: the pre
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ import numpy as np
 
 from benchkill.analysis.liveness import check_function
 from benchkill.errors import BenchkillError, check_int
-from benchkill.execution.child import RESULT, STAGE, run_task, work_dir
+from benchkill.execution.child import read_result, run_task, work_dir
 from benchkill.execution.peak import VMEvent
 from benchkill.execution.pipeline import check_kill_variant
 from benchkill.execution.trace import TraceEvent, TraceSummary
@@ -229,11 +228,9 @@ def measure_vm_variants(
         results = []
         for i, (variant, export) in enumerate(zip(request["variants"], exports, strict=True)):
             sub = work / f"v{i}"
-            result_file, stage_file = sub / RESULT, sub / STAGE
-            result = json.loads(result_file.read_text()) if result_file.exists() else None
-            stage = stage_file.read_text() if stage_file.exists() else "start"
+            result, stage = read_result(sub)
 
-            def failure(i: int = i, stage: str = stage) -> str:
+            def failure(i: int = i, stage: str = stage or "start") -> str:
                 what = outcome.describe() or (outcome.result or {}).get("error")
                 what = what or "child process left no result"
                 if crashed == f"variant {i}":

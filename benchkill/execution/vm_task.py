@@ -11,7 +11,6 @@ parent's side; :mod:`benchkill.execution.peak` says how the peak is measured.  T
 from __future__ import annotations
 
 import gc
-import json
 import os
 import time
 from functools import partial
@@ -20,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from benchkill.execution.child import RESULT, error_text, set_stage
+from benchkill.execution.child import error_text, set_stage, write_result
 from benchkill.execution.peak import VMEvent, peak_of, resident_bytes
 
 #: The file of the work directory ``measure_vm(..., export=...)`` exports the executable to.
@@ -211,8 +210,9 @@ def variants_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
     request's, such as ``kill``), in this one process.  Variant ``i`` works in the
     subdirectory ``v<i>`` (the module and inputs linked into it).  Every variant is
     built (and kept) before any runs, so that each variant's runs find the process as
-    the others' do (all code built and loaded), whatever its place in the list.  Each result is
-    written as soon as its runs end: a crash loses the variants after it only."""
+    the others' do (all code built and loaded), whatever its place in the list.  Each
+    result is written as soon as its runs end: a crash loses only the variants that
+    have none yet."""
     variants = [
         ({**request, **variant}, work / f"v{i}") for i, variant in enumerate(request["variants"])
     ]
@@ -227,9 +227,7 @@ def variants_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
         set_stage(work, f"variant {i}")
         if ex is not None:
             result = _run(options, sub, ex, result)
-        tmp = sub / (RESULT + ".tmp")
-        tmp.write_text(json.dumps(result))
-        tmp.replace(sub / RESULT)
+        write_result(sub, result)
     return {"variants": len(variants)}
 
 

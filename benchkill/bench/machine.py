@@ -2,7 +2,7 @@
 
 Two results are only comparable when they come from the same machine and the reader
 knows which code produced them, so every results file records the host, CPU, memory,
-OS, Python, apache-tvm and benchkill versions, and the git commit of the project.
+OS, Python, apache-tvm, apache-tvm-ffi and benchkill versions, and the git commit of the project.
 Collecting it never imports TVM (slow) and never fails: unknown fields are ``None``.
 """
 
@@ -85,6 +85,7 @@ def collect_machine() -> Machine:
         os=platform.platform(),
         python=f"{platform.python_implementation()} {platform.python_version()}",
         tvm_version=_package_version("apache-tvm"),
+        tvm_ffi_version=_package_version("apache-tvm-ffi"),
         benchkill_version=__version__,
         git_commit=commit,
         git_dirty=dirty,

@@ -91,6 +91,9 @@ class Machine:
     os: str | None = None
     python: str | None = None
     tvm_version: str | None = None
+    #: apache-tvm-ffi: every read of the IR goes through it, so its release sets much of
+    #: benchkill's pass time (apache-tvm pins only a lower bound)
+    tvm_ffi_version: str | None = None
     benchkill_version: str | None = None
     git_commit: str | None = None
     git_dirty: bool | None = None

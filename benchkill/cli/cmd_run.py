@@ -208,13 +208,16 @@ def _check_code(path: Path, results: Results, machine: Machine, allow: bool) -> 
     now = (machine.git_commit, machine.git_dirty)
     start = (results.machine.git_commit, results.machine.git_dirty)
     then = [s for s in dict.fromkeys((start, *results.code_states)) if s != now]
-    old_tvm, new_tvm = results.machine.tvm_version, machine.tvm_version
-    tvm_changed = bool(old_tvm and new_tvm and old_tvm != new_tvm)
+    packages = [
+        (name, getattr(results.machine, f), getattr(machine, f))
+        for name, f in (("apache-tvm", "tvm_version"), ("apache-tvm-ffi", "tvm_ffi_version"))
+    ]
+    packages = [(name, old, new) for name, old, new in packages if old and new and old != new]
     changes = [f"commit {', '.join(map(_code, then))}"] if then else []
-    changes += [f"apache-tvm {old_tvm}"] if tvm_changed else []
+    changes += [f"{name} {old}" for name, old, _ in packages]
     if not changes:
         return
-    now_text = _code(now) + (f", apache-tvm {new_tvm}" if tvm_changed else "")
+    now_text = ", ".join([_code(now), *(f"{name} {new}" for name, _, new in packages)])
     if not allow:
         raise BenchkillError(
             f"{path}: measured with {' and '.join(changes)}, the code now is {now_text}; "

@@ -273,7 +273,8 @@ def _runs_table(runs: Sequence[Run]) -> list[str]:
         lines += [
             f"- `{path.name}`: {m.cpu_model or 'unknown CPU'}, {m.cores or '?'} cores, {memory}, "
             f"{m.os or 'unknown OS'}, {m.python or 'unknown Python'}, apache-tvm "
-            f"{m.tvm_version or '?'}, benchkill {m.benchkill_version or '?'}"
+            f"{m.tvm_version or '?'}, apache-tvm-ffi {m.tvm_ffi_version or '?'}, "
+            f"benchkill {m.benchkill_version or '?'}"
         ]
     return lines + [""]
 

@@ -2,9 +2,9 @@
 
 :func:`comparison_warnings` checks a base run against a new one and says, in one line
 each, what makes their comparison doubtful: different machines, a quick run against a
-full one, other apache-tvm / Python / benchkill versions or suites, uncommitted code, or
-the same clean commit on both sides (then every verdict is the machine's noise), other
-instrument settings or test hooks behind instruction counts.  The
+full one, other apache-tvm / apache-tvm-ffi / Python / benchkill versions or suites,
+uncommitted code, or the same clean commit on both sides (then every verdict is the
+machine's noise), other instrument settings or test hooks behind instruction counts.  The
 report prints them above its comparison; ``benchkill compare`` can print them above its
 table.  A check is a function of (base, new) in :data:`CHECKS`; add one there.
 """
@@ -60,9 +60,10 @@ def quick_vs_full(base: Results, new: Results) -> str | None:
 
 
 def software(base: Results, new: Results) -> str | None:
-    """Other apache-tvm, Python or benchkill versions."""
+    """Other apache-tvm, apache-tvm-ffi, Python or benchkill versions."""
     fields = (
         ("apache-tvm", "tvm_version"),
+        ("apache-tvm-ffi", "tvm_ffi_version"),
         ("Python", "python"),
         ("benchkill", "benchkill_version"),
     )

@@ -278,6 +278,7 @@ def _machine(d: Any) -> Machine:
         os=_get(d, "os", str, w, optional=True),
         python=_get(d, "python", str, w, optional=True),
         tvm_version=_get(d, "tvm_version", str, w, optional=True),
+        tvm_ffi_version=_get(d, "tvm_ffi_version", str, w, optional=True),
         benchkill_version=_get(d, "benchkill_version", str, w, optional=True),
         git_commit=_get(d, "git_commit", str, w, optional=True),
         git_dirty=_get(d, "git_dirty", bool, w, optional=True),

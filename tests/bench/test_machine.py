@@ -12,6 +12,9 @@ def test_collect_machine_describes_this_machine():
     assert m.cores == os.cpu_count()
     assert m.python and m.benchkill_version
     assert m.tvm_version and m.tvm_version.startswith("0.27")
+    import tvm_ffi
+
+    assert m.tvm_ffi_version == tvm_ffi.__version__  # the release TVM runs on
     assert m.memory_bytes is None or m.memory_bytes > 2**20
 
 

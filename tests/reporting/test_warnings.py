@@ -15,6 +15,7 @@ def test_runs_of_one_setup_and_different_commits_get_no_warning():
 def test_each_difference_gets_its_line_in_order():
     base = make_results(git_commit="abc1234", git_dirty=False, tvm_version="0.27.0", cores=2)
     machine = replace(base.machine, name="laptop", cores=8, tvm_version="0.28.0", git_dirty=True)
+    machine = replace(machine, tvm_ffi_version="0.1.15.post2")
     settings = replace(base.settings, quick=False, suites=("pass", "vm"))
     warnings = comparison_warnings(base, replace(base, machine=machine, settings=settings))
     assert [w.split(":")[0].split(" (")[0] for w in warnings] == [
@@ -29,6 +30,15 @@ def test_each_difference_gets_its_line_in_order():
         "not compare"
     )
     assert "apache-tvm 0.27.0 -> 0.28.0" in warnings[2]
+    assert "apache-tvm-ffi" not in warnings[2]  # the base did not record it: unknown
+
+
+def test_another_tvm_ffi_release_is_a_software_change():
+    base = make_results(git_commit="abc1234", tvm_ffi_version="0.1.14.post0")
+    new = replace(base, machine=replace(base.machine, git_commit="d", tvm_ffi_version="0.1.15"))
+    assert comparison_warnings(base, new) == [
+        "software changed: apache-tvm-ffi 0.1.14.post0 -> 0.1.15"
+    ]
 
 
 def test_a_few_hundred_kib_of_memory_is_the_same_machine():

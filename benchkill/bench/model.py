@@ -76,6 +76,14 @@ class Record:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+#: The packages whose release changes what a run measures, each with its :class:`Machine`
+#: field: ``compare`` warns when one differs, ``run --resume`` refuses to mix them.
+PACKAGE_FIELDS: tuple[tuple[str, str], ...] = (
+    ("apache-tvm", "tvm_version"),
+    ("apache-tvm-ffi", "tvm_ffi_version"),
+)
+
+
 @dataclass(frozen=True)
 class Machine:
     """Where and with what a run was measured.  ``name`` names the results directory.

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from benchkill.bench.machine import collect_machine
-from benchkill.bench.model import EXPECTED_FAILURE, FAILED, Machine
+from benchkill.bench.model import EXPECTED_FAILURE, FAILED, PACKAGE_FIELDS, Machine
 from benchkill.bench.runner import failed_records, make_progress, utc_now
 from benchkill.bench.runner import run as run_suites
 from benchkill.bench.suites import SUITES, load_suite
@@ -209,8 +209,7 @@ def _check_code(path: Path, results: Results, machine: Machine, allow: bool) -> 
     start = (results.machine.git_commit, results.machine.git_dirty)
     then = [s for s in dict.fromkeys((start, *results.code_states)) if s != now]
     packages = [
-        (name, getattr(results.machine, f), getattr(machine, f))
-        for name, f in (("apache-tvm", "tvm_version"), ("apache-tvm-ffi", "tvm_ffi_version"))
+        (name, getattr(results.machine, f), getattr(machine, f)) for name, f in PACKAGE_FIELDS
     ]
     packages = [(name, old, new) for name, old, new in packages if old and new and old != new]
     changes = [f"commit {', '.join(map(_code, then))}"] if then else []

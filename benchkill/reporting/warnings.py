@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from benchkill.bench.model import PACKAGE_FIELDS
 from benchkill.results.store import Results
 
 #: Machine fields that name a different machine; memory counts only beyond
@@ -62,8 +63,7 @@ def quick_vs_full(base: Results, new: Results) -> str | None:
 def software(base: Results, new: Results) -> str | None:
     """Other apache-tvm, apache-tvm-ffi, Python or benchkill versions."""
     fields = (
-        ("apache-tvm", "tvm_version"),
-        ("apache-tvm-ffi", "tvm_ffi_version"),
+        *PACKAGE_FIELDS,
         ("Python", "python"),
         ("benchkill", "benchkill_version"),
     )

@@ -84,6 +84,14 @@ PACKAGE_FIELDS: tuple[tuple[str, str], ...] = (
 )
 
 
+def changed_fields(
+    fields: tuple[tuple[str, str], ...], old: Machine, new: Machine
+) -> list[tuple[str, Any, Any]]:
+    """(name, old value, new value) of each ``(name, Machine field)`` both record, and differ."""
+    pairs = [(name, getattr(old, f), getattr(new, f)) for name, f in fields]
+    return [(name, a, b) for name, a, b in pairs if a and b and a != b]
+
+
 @dataclass(frozen=True)
 class Machine:
     """Where and with what a run was measured.  ``name`` names the results directory.

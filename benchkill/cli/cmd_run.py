@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from benchkill.bench.machine import collect_machine
-from benchkill.bench.model import EXPECTED_FAILURE, FAILED, PACKAGE_FIELDS, Machine
+from benchkill.bench.model import EXPECTED_FAILURE, FAILED, PACKAGE_FIELDS, Machine, changed_fields
 from benchkill.bench.runner import failed_records, make_progress, utc_now
 from benchkill.bench.runner import run as run_suites
 from benchkill.bench.suites import SUITES, load_suite
@@ -208,10 +208,7 @@ def _check_code(path: Path, results: Results, machine: Machine, allow: bool) -> 
     now = (machine.git_commit, machine.git_dirty)
     start = (results.machine.git_commit, results.machine.git_dirty)
     then = [s for s in dict.fromkeys((start, *results.code_states)) if s != now]
-    packages = [
-        (name, getattr(results.machine, f), getattr(machine, f)) for name, f in PACKAGE_FIELDS
-    ]
-    packages = [(name, old, new) for name, old, new in packages if old and new and old != new]
+    packages = changed_fields(PACKAGE_FIELDS, results.machine, machine)
     changes = [f"commit {', '.join(map(_code, then))}"] if then else []
     changes += [f"{name} {old}" for name, old, _ in packages]
     if not changes:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from benchkill.bench.model import PACKAGE_FIELDS
+from benchkill.bench.model import PACKAGE_FIELDS, changed_fields
 from benchkill.results.store import Results
 
 #: Machine fields that name a different machine; memory counts only beyond
@@ -67,8 +67,7 @@ def software(base: Results, new: Results) -> str | None:
         ("Python", "python"),
         ("benchkill", "benchkill_version"),
     )
-    pairs = [(name, getattr(base.machine, f), getattr(new.machine, f)) for name, f in fields]
-    changes = [f"{name} {a} -> {b}" for name, a, b in pairs if a and b and a != b]
+    changes = [f"{n} {a} -> {b}" for n, a, b in changed_fields(fields, base.machine, new.machine)]
     return f"software changed: {', '.join(changes)}" if changes else None
 
 

@@ -2,7 +2,8 @@
 
 Two results are only comparable when they come from the same machine and the reader
 knows which code produced them, so every results file records the host, CPU, memory,
-OS, Python, apache-tvm, apache-tvm-ffi and benchkill versions, and the git commit of the project.
+OS, Python (release and build), apache-tvm, apache-tvm-ffi and benchkill versions, and
+the git commit of the project.
 Collecting it never imports TVM (slow) and never fails: unknown fields are ``None``.
 """
 
@@ -13,6 +14,7 @@ import platform
 import re
 import socket
 import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -63,6 +65,14 @@ def _git(*args: str, cwd: Path) -> str | None:
     return out.stdout.strip()
 
 
+def python_build() -> str:
+    """This interpreter's installation, build tag and date, and compiler, e.g.
+    ``/usr (main Apr 28 2025 14:11:48, GCC 12.2.0)``: what tells two builds of one release
+    apart (:attr:`benchkill.bench.model.Machine.python_build`)."""
+    build = " ".join(" ".join(platform.python_build()).split())
+    return f"{sys.base_prefix} ({build}, {platform.python_compiler()})"
+
+
 def git_state(project_dir: Path = PROJECT_DIR) -> tuple[str | None, bool | None]:
     """Short commit hash of ``project_dir`` and whether its work tree has changes."""
     commit = _git("rev-parse", "--short", "HEAD", cwd=project_dir)
@@ -84,6 +94,7 @@ def collect_machine() -> Machine:
         memory_bytes=_memory_bytes(),
         os=platform.platform(),
         python=f"{platform.python_implementation()} {platform.python_version()}",
+        python_build=python_build(),
         tvm_version=_package_version("apache-tvm"),
         tvm_ffi_version=_package_version("apache-tvm-ffi"),
         benchkill_version=__version__,

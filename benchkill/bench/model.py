@@ -77,11 +77,19 @@ class Record:
 
 
 #: The packages whose release changes what a run measures, each with its :class:`Machine`
-#: field: ``compare`` warns when one differs, ``run --resume`` refuses to mix them.
+#: field: ``compare`` warns when one differs, ``run --resume`` refuses to mix them (so do
+#: both for the interpreter, :data:`PYTHON_FIELDS`).
 PACKAGE_FIELDS: tuple[tuple[str, str], ...] = (
     ("apache-tvm", "tvm_version"),
     ("apache-tvm-ffi", "tvm_ffi_version"),
 )
+#: (name, Machine field) of the interpreter: its release and its build.
+PYTHON_FIELDS: tuple[tuple[str, str], ...] = (
+    ("Python", "python"),
+    ("Python build", "python_build"),
+)
+#: What ``run --resume`` refuses to mix besides the commit: the interpreter and packages.
+RESUME_FIELDS = (*PYTHON_FIELDS, *PACKAGE_FIELDS)
 
 
 def changed_fields(
@@ -106,6 +114,10 @@ class Machine:
     memory_bytes: int | None = None
     os: str | None = None
     python: str | None = None
+    #: which build of that Python: its installation, build date and compiler.  Two builds
+    #: of one release can differ in speed (a PGO build ran benchkill's pass 12-16% faster
+    #: than a plain one, README "The interpreter"), and the version alone does not say
+    python_build: str | None = None
     tvm_version: str | None = None
     #: apache-tvm-ffi: every read of the IR goes through it, so its release sets much of
     #: benchkill's pass time (apache-tvm pins only a lower bound)

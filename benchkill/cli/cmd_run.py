@@ -5,8 +5,8 @@ The output (a new file, or the ``--resume`` file) is locked for the whole run
 code 2.  A new file is created exclusively, so no run replaces another's file, and a
 default file name carries the time to the microsecond.  ``--resume`` refuses a file
 measured with other code (another git commit, a clean tree that is now dirty or the
-reverse, another apache-tvm) unless ``--allow-code-change``; each record keeps the
-commit it was measured at either way.
+reverse, another apache-tvm or apache-tvm-ffi, another Python release or build) unless
+``--allow-code-change``; each record keeps the commit it was measured at either way.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from benchkill.bench.machine import collect_machine
-from benchkill.bench.model import EXPECTED_FAILURE, FAILED, PACKAGE_FIELDS, Machine, changed_fields
+from benchkill.bench.model import EXPECTED_FAILURE, FAILED, RESUME_FIELDS, Machine, changed_fields
 from benchkill.bench.runner import failed_records, make_progress, utc_now
 from benchkill.bench.runner import run as run_suites
 from benchkill.bench.suites import SUITES, load_suite
@@ -204,16 +204,17 @@ def _code(state: CodeState) -> str:
 
 
 def _check_code(path: Path, results: Results, machine: Machine, allow: bool) -> None:
-    """Refuse to resume ``results`` with other code than measured them, unless ``allow``."""
+    """Refuse to resume ``results`` with other code than measured them (another commit,
+    Python release or build, apache-tvm or apache-tvm-ffi), unless ``allow``."""
     now = (machine.git_commit, machine.git_dirty)
     start = (results.machine.git_commit, results.machine.git_dirty)
     then = [s for s in dict.fromkeys((start, *results.code_states)) if s != now]
-    packages = changed_fields(PACKAGE_FIELDS, results.machine, machine)
+    software = changed_fields(RESUME_FIELDS, results.machine, machine)
     changes = [f"commit {', '.join(map(_code, then))}"] if then else []
-    changes += [f"{name} {old}" for name, old, _ in packages]
+    changes += [f"{name} {old}" for name, old, _ in software]
     if not changes:
         return
-    now_text = ", ".join([_code(now), *(f"{name} {new}" for name, _, new in packages)])
+    now_text = ", ".join([_code(now), *(f"{name} {new}" for name, _, new in software)])
     if not allow:
         raise BenchkillError(
             f"{path}: measured with {' and '.join(changes)}, the code now is {now_text}; "

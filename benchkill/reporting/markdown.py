@@ -270,9 +270,12 @@ def _runs_table(runs: Sequence[Run]) -> list[str]:
     for path, r in runs:
         m = r.machine
         memory = format_value(m.memory_bytes, "bytes") if m.memory_bytes else "? memory"
+        python = m.python or "unknown Python"
+        if m.python_build:
+            python += f" ({m.python_build})"
         lines += [
             f"- `{path.name}`: {m.cpu_model or 'unknown CPU'}, {m.cores or '?'} cores, {memory}, "
-            f"{m.os or 'unknown OS'}, {m.python or 'unknown Python'}, apache-tvm "
+            f"{m.os or 'unknown OS'}, {python}, apache-tvm "
             f"{m.tvm_version or '?'}, apache-tvm-ffi {m.tvm_ffi_version or '?'}, "
             f"benchkill {m.benchkill_version or '?'}"
         ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from benchkill.bench.model import PACKAGE_FIELDS, changed_fields
+from benchkill.bench.model import PACKAGE_FIELDS, PYTHON_FIELDS, changed_fields
 from benchkill.results.store import Results
 
 #: Machine fields that name a different machine; memory counts only beyond
@@ -61,12 +61,9 @@ def quick_vs_full(base: Results, new: Results) -> str | None:
 
 
 def software(base: Results, new: Results) -> str | None:
-    """Other apache-tvm, apache-tvm-ffi, Python or benchkill versions."""
-    fields = (
-        *PACKAGE_FIELDS,
-        ("Python", "python"),
-        ("benchkill", "benchkill_version"),
-    )
+    """Other apache-tvm, apache-tvm-ffi, Python or benchkill versions, or another build of
+    the Python."""
+    fields = (*PACKAGE_FIELDS, *PYTHON_FIELDS, ("benchkill", "benchkill_version"))
     changes = [f"{n} {a} -> {b}" for n, a, b in changed_fields(fields, base.machine, new.machine)]
     return f"software changed: {', '.join(changes)}" if changes else None
 

@@ -1,9 +1,15 @@
 """Metadata of this machine and of the code a run measured."""
 
 import os
+import platform
+import shutil
 import subprocess
+import sys
+from pathlib import Path
 
-from benchkill.bench.machine import collect_machine, git_state, machine_name
+import pytest
+
+from benchkill.bench.machine import collect_machine, git_state, machine_name, python_build
 
 
 def test_collect_machine_describes_this_machine():
@@ -16,6 +22,36 @@ def test_collect_machine_describes_this_machine():
 
     assert m.tvm_ffi_version == tvm_ffi.__version__  # the release TVM runs on
     assert m.memory_bytes is None or m.memory_bytes > 2**20
+    assert m.python_build == python_build()
+
+
+def test_the_python_build_names_the_installation_and_the_compiler():
+    build = python_build()
+    assert build.startswith(f"{sys.base_prefix} (")
+    assert build.endswith(f", {platform.python_compiler()})")
+    assert "  " not in build  # platform pads the build date's day with a space
+
+
+def test_another_interpreter_of_this_machine_has_another_build():
+    """The field tells interpreters apart: run its function in another Python found here."""
+    others = [
+        p
+        for p in (shutil.which("python3"), "/usr/bin/python3", "/usr/local/bin/python3")
+        if p and Path(p).exists()
+    ]
+    code = "import sys; sys.path.insert(0, sys.argv[1]); from benchkill.bench.machine "
+    code += "import python_build; print(python_build())"
+    project = str(Path(__file__).resolve().parents[2])
+    builds = {
+        subprocess.run(
+            [p, "-c", code, project], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for p in others
+    }
+    builds.discard(python_build())
+    if not builds:
+        pytest.skip("no other Python installation on this machine")
+    assert all(b.split(" (")[0] != sys.base_prefix for b in builds)
 
 
 def test_machine_name_is_filesystem_safe():

@@ -41,6 +41,16 @@ def test_another_tvm_ffi_release_is_a_software_change():
     ]
 
 
+def test_another_build_of_the_same_python_is_a_software_change():
+    base = make_results(git_commit="a", python="CPython 3.11.7", python_build="/opt/py, main")
+    pgo = replace(base.machine, git_commit="b", python_build="/usr, main")
+    assert comparison_warnings(base, replace(base, machine=pgo)) == [
+        "software changed: Python build /opt/py, main -> /usr, main"
+    ]
+    unknown = replace(base.machine, git_commit="b", python_build=None)  # an older file
+    assert comparison_warnings(base, replace(base, machine=unknown)) == []
+
+
 def test_a_few_hundred_kib_of_memory_is_the_same_machine():
     base = make_results(git_commit="abc1234", memory_bytes=25276510208)
     new = replace(base, machine=replace(base.machine, memory_bytes=25276059648, git_commit="x"))

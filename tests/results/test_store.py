@@ -23,7 +23,9 @@ from tests.conftest import make_record, make_results
 
 def results_of(n_cases: int = 2) -> Results:
     """A run of ``n_cases`` finished pass cases and one crashed case."""
-    out = make_results(hostname="box.example", cores=2, git_commit="abc1234")
+    out = make_results(
+        hostname="box.example", cores=2, git_commit="abc1234", python_build="/usr, main, GCC"
+    )
     for i in range(n_cases):
         spec = CaseSpec("pass", "chain", {"bindings": 10 * (i + 1)})
         rec = Record(
@@ -51,6 +53,15 @@ def test_round_trip(tmp_path):
     data = json.loads(path.read_text())
     assert next(iter(data)) == "schema_version"
     assert data["schema_version"] == SCHEMA_VERSION
+
+
+def test_a_file_without_the_python_build_loads_with_it_unknown(tmp_path):
+    path = tmp_path / "r.json"
+    save(results_of(), path)
+    data = json.loads(path.read_text())
+    assert data["machine"].pop("python_build") == "/usr, main, GCC"
+    path.write_text(json.dumps(data))  # as files written before the field existed
+    assert load(path).machine.python_build is None
 
 
 def test_record_summary_is_computed_from_samples():

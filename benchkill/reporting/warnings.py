@@ -90,10 +90,16 @@ def dirty(base: Results, new: Results) -> str | None:
 
 
 def same_code(base: Results, new: Results) -> str | None:
-    """Both runs measured the same clean commit: any verdict is the machine's noise."""
+    """Both runs measured the same clean commit: any verdict is the machine's noise, unless
+    the machine, the software or the instrument changed (then it may be theirs)."""
     a, b = base.machine, new.machine
     if not a.git_commit or a.git_commit != b.git_commit or a.git_dirty or b.git_dirty:
         return None
+    if any(check(base, new) for check in (different_machine, software, instrument)):
+        return (
+            f"both runs measured the same code (commit {a.git_commit}): a regression or "
+            "improvement below comes from what the warnings above say changed, or is noise"
+        )
     return (
         f"both runs measured the same code (commit {a.git_commit}): every regression or "
         "improvement below is noise of the machine"

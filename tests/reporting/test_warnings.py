@@ -51,6 +51,17 @@ def test_another_build_of_the_same_python_is_a_software_change():
     assert comparison_warnings(base, replace(base, machine=unknown)) == []
 
 
+def test_the_same_commit_under_another_python_is_not_called_noise():
+    """The same code under another interpreter build: what changed may be the build's."""
+    base = make_results(git_commit="abc1234", git_dirty=False, python_build="/opt/py (main)")
+    other = replace(base, machine=replace(base.machine, python_build="/usr (main)"))
+    assert comparison_warnings(base, other) == [
+        "software changed: Python build /opt/py (main) -> /usr (main)",
+        "both runs measured the same code (commit abc1234): a regression or improvement "
+        "below comes from what the warnings above say changed, or is noise",
+    ]
+
+
 def test_a_few_hundred_kib_of_memory_is_the_same_machine():
     base = make_results(git_commit="abc1234", memory_bytes=25276510208)
     new = replace(base, machine=replace(base.machine, memory_bytes=25276059648, git_commit="x"))

@@ -13,8 +13,9 @@ then the naive Python port.  Time budgets keep the whole sweep within minutes:
   its warm-up run is its one sample);
 * the naive port runs up to :data:`NAIVE_MAX_BINDINGS` only, in rounds of its own after
   those, as many as fit :data:`NAIVE_BUDGET_SECONDS` (at least one): run in the same
-  rounds, it slowed benchkill's pass by 7-12% and TVM's by 1-5% on the ``model`` family,
-  so it would have changed the ratio it is not part of;
+  rounds it slowed benchkill's pass more than TVM's, so it changed a ratio it is not part
+  of (benchkill / TVM on the ``model`` family's smallest decoder: 0.48 without it in the
+  rounds, 0.49-0.52 with it, README "Pass time");
 * peak Python memory is measured (tracemalloc, in the warm-up run, which it slows down
   by an order of magnitude) up to :data:`MEMORY_MAX_BINDINGS`.
 
@@ -215,7 +216,7 @@ def run_case(
     # 2. correctness, before the timed rounds (which run without the outputs): every
     # output against TVM's
     # The naive port gets rounds of its own, after benchkill's and TVM's: in their rounds
-    # it slowed benchkill's pass by 7-12% on the model (README, "Pass time")
+    # it slowed benchkill's pass more than TVM's (module docstring)
     functions = {
         name: (lambda pass_=pass_: pass_(mod)) for name, pass_ in passes.items() if name != "naive"
     }

@@ -114,9 +114,9 @@ class Machine:
     memory_bytes: int | None = None
     os: str | None = None
     python: str | None = None
-    #: which build of that Python: its installation, build date and compiler.  Two builds
-    #: of one release can differ in speed (a PGO build ran benchkill's pass 12-16% faster
-    #: than a plain one, README "The interpreter"), and the version alone does not say
+    #: which build of that Python: its installation, build date and compiler.  Builds
+    #: differ in speed (Debian's PGO/LTO 3.11.2 ran benchkill's pass 8-17% faster than
+    #: pyenv's plain 3.11.7, README "The interpreter"), and the release does not name one
     python_build: str | None = None
     tvm_version: str | None = None
     #: apache-tvm-ffi: every read of the IR goes through it, so its release sets much of

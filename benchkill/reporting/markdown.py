@@ -272,7 +272,7 @@ def _runs_table(runs: Sequence[Run]) -> list[str]:
         memory = format_value(m.memory_bytes, "bytes") if m.memory_bytes else "? memory"
         python = m.python or "unknown Python"
         if m.python_build:
-            python += f" ({m.python_build})"
+            python += f" at {m.python_build}"
         lines += [
             f"- `{path.name}`: {m.cpu_model or 'unknown CPU'}, {m.cores or '?'} cores, {memory}, "
             f"{m.os or 'unknown OS'}, {python}, apache-tvm "

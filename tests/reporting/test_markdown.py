@@ -108,3 +108,16 @@ def test_report_of_one_run_says_there_is_nothing_to_compare(tmp_path):
     text = out.read_text()
     assert "Suite vm: one run only (`only.json`)" in text
     assert "### Pass time" not in text and "### VM memory: what kills save" in text
+
+
+def test_the_runs_list_names_each_runs_python_and_its_build(tmp_path):
+    base = suites_run(pass_records(1.0, ("chain",)), "2025-01-01T00:00:00+00:00")
+    pyenv = replace(base.machine, python="CPython 3.11.7", python_build="/opt/py (main, GCC)")
+    older = replace(base.machine, python="CPython 3.11.7", python_build=None)  # an old file
+    out = tmp_path / "report.md"
+    runs = [(tmp_path / "a.json", replace(base, machine=pyenv))]
+    runs.append((tmp_path / "b.json", replace(base, machine=older)))
+    write_report(runs, out)
+    listed = [line for line in out.read_text().splitlines() if line.startswith("- `")]
+    assert ", CPython 3.11.7 at /opt/py (main, GCC), apache-tvm " in listed[0]
+    assert ", CPython 3.11.7, apache-tvm " in listed[1]

@@ -204,8 +204,7 @@ def _code(state: CodeState) -> str:
 
 
 def _check_code(path: Path, results: Results, machine: Machine, allow: bool) -> None:
-    """Refuse to resume ``results`` with other code than measured them (another commit,
-    Python release or build, apache-tvm or apache-tvm-ffi), unless ``allow``."""
+    """Refuse to resume ``results`` with another commit or RESUME_FIELDS, unless ``allow``."""
     now = (machine.git_commit, machine.git_dirty)
     start = (results.machine.git_commit, results.machine.git_dirty)
     then = [s for s in dict.fromkeys((start, *results.code_states)) if s != now]
@@ -345,22 +344,26 @@ def run(args: argparse.Namespace) -> int:
 BASELINE_GLOB = "results/baseline-*/*.json"
 
 
-def _shares_a_suite(candidate: Path, results: Results) -> bool:
+def _sharing_a_suite(candidate: Path, results: Results) -> Results | None:
+    """``candidate``'s results if it ran one of the suites of ``results``."""
     try:
-        suites = load(candidate).settings.suites
-    except BenchkillError:
-        return False  # not a benchkill results file
-    return bool(set(suites) & set(results.settings.suites))
+        other = load(candidate)
+    except BenchkillError:  # not a benchkill results file
+        return None
+    return other if set(other.settings.suites) & set(results.settings.suites) else None
 
 
 def _others(path: Path, results: Results) -> list[Path]:
     """Results files to compare with: the newest earlier run of a common suite in the
-    same directory, else the committed baseline files of the same suites."""
+    same directory, else the committed baseline files of the same suites, those of this
+    run's CPU only when there are some (another CPU's figures do not compare)."""
     earlier = sorted((p for p in path.parent.glob("*.json") if p.name < path.name), reverse=True)
-    for candidate in earlier:
-        if _shares_a_suite(candidate, results):
-            return [candidate]
-    return [p for p in sorted(Path().glob(BASELINE_GLOB)) if _shares_a_suite(p, results)]
+    for candidate in (p for p in earlier if _sharing_a_suite(p, results)):
+        return [candidate]
+    found = [(p, _sharing_a_suite(p, results)) for p in sorted(Path().glob(BASELINE_GLOB))]
+    cpu = results.machine.cpu_model
+    same_cpu = [p for p, other in found if other and cpu and other.machine.cpu_model == cpu]
+    return same_cpu or [p for p, other in found if other]
 
 
 def run_summary(results: Results, path: Path) -> str:

@@ -60,3 +60,30 @@ def test_summary_without_an_earlier_run_suggests_no_unrelated_compare(tmp_path, 
     text = run_summary(results_with([]), tmp_path / "only.json")
     assert "benchkill compare" not in text
     assert "failures: 0 unexpected, 0 expected" in text
+
+
+def test_the_baselines_suggested_are_those_of_this_cpu_when_there_are_some(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folders = {"intel": "Intel(R) Xeon(R)", "amd": "AMD EPYC 7763"}
+    for folder, cpu in folders.items():
+        (tmp_path / "results" / f"baseline-{folder}").mkdir(parents=True)
+        save(
+            make_results([], suites=("vm",), cpu_model=cpu),
+            tmp_path / "results" / f"baseline-{folder}" / "a.json",
+        )
+    new = tmp_path / "results" / "vm" / "b.json"
+    new.parent.mkdir()
+
+    def suggested(cpu):
+        run = make_results([], suites=("vm",), cpu_model=cpu)
+        return [
+            line.split()[2] for line in run_summary(run, new).splitlines() if " compare " in line
+        ]
+
+    assert suggested("AMD EPYC 7763") == ["results/baseline-amd/a.json"]
+    assert suggested("Intel(R) Xeon(R)") == ["results/baseline-intel/a.json"]
+    # a CPU no baseline has: all of them (compare then warns of the other machine)
+    assert suggested("Arm Neoverse") == [
+        "results/baseline-amd/a.json",
+        "results/baseline-intel/a.json",
+    ]

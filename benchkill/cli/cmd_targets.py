@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from benchkill.errors import BenchkillError
+from benchkill.reporting.formatting import machine_text
 from benchkill.reporting.targets import format_targets
 from benchkill.results.store import load
 
@@ -18,16 +19,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "bindings, naive / benchkill at 30,000 and benchkill's scaling exponent (chain "
         "family), and per VM workload the peak over the liveness bound and the peak without "
         "kills over the peak with them.  Sizes a run did not measure show as n/a (a --quick "
-        "run has only the 3,000-binding one)."
+        "run has only the 3,000-binding one).  Above the tables, one line per file says what "
+        "measured it (CPU, Python and its build, packages): the ratios depend on both."
     )
     p.epilog = "example:\n  benchkill targets results/baseline-2core-vm/*.json"
     p.add_argument("results", type=Path, nargs="+", help="benchkill results files")
 
 
 def run(args: argparse.Namespace) -> int:
-    records = [r for path in args.results for r in load(path).records]
-    text = format_targets(records)
+    runs = [(path, load(path)) for path in args.results]
+    text = format_targets([r for _, results in runs for r in results.records])
     if not text:
         raise BenchkillError("no successful pass or vm records to compute target figures from")
+    # the ratios depend on the CPU and the interpreter's build (README "The interpreter")
+    print("\n".join(f"- `{path.name}`: {machine_text(r.machine)}" for path, r in runs) + "\n")
     print(text)
     return 0

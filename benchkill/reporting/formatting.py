@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from benchkill.bench.model import canonical_unit
+from benchkill.bench.model import Machine, canonical_unit
 from benchkill.reporting.verdicts import CompareReport, Comparison
 from benchkill.results.store import Results
 
@@ -85,3 +85,16 @@ def code_text(results: Results) -> str:
     states = results.code_states or ((results.machine.git_commit, results.machine.git_dirty),)
     codes = [(c or "-") + (" (dirty)" if d else "") for c, d in states]
     return codes[0] if len(codes) == 1 else "mixed: " + ", ".join(codes)
+
+
+def machine_text(m: Machine) -> str:
+    """CPU, cores, memory, OS, Python (and where its build lives) and package versions."""
+    memory = format_value(m.memory_bytes, "bytes") if m.memory_bytes else "? memory"
+    python = m.python or "unknown Python"
+    if m.python_build:
+        python += f" at {m.python_build}"
+    return (
+        f"{m.cpu_model or 'unknown CPU'}, {m.cores or '?'} cores, {memory}, "
+        f"{m.os or 'unknown OS'}, {python}, apache-tvm {m.tvm_version or '?'}, "
+        f"apache-tvm-ffi {m.tvm_ffi_version or '?'}, benchkill {m.benchkill_version or '?'}"
+    )

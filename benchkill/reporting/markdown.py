@@ -25,6 +25,7 @@ from benchkill.reporting.formatting import (
     code_text,
     comparison_row,
     format_value,
+    machine_text,
     verdict_counts,
 )
 from benchkill.reporting.headline import memory_saved, met_counts, speedups, target_results
@@ -267,18 +268,7 @@ def _runs_table(runs: Sequence[Run]) -> list[str]:
         )
     header = ("file", "machine", "commit", "started (UTC)", "suites", "quick", "records", "failed")
     lines = _table(header, rows)
-    for path, r in runs:
-        m = r.machine
-        memory = format_value(m.memory_bytes, "bytes") if m.memory_bytes else "? memory"
-        python = m.python or "unknown Python"
-        if m.python_build:
-            python += f" at {m.python_build}"
-        lines += [
-            f"- `{path.name}`: {m.cpu_model or 'unknown CPU'}, {m.cores or '?'} cores, {memory}, "
-            f"{m.os or 'unknown OS'}, {python}, apache-tvm "
-            f"{m.tvm_version or '?'}, apache-tvm-ffi {m.tvm_ffi_version or '?'}, "
-            f"benchkill {m.benchkill_version or '?'}"
-        ]
+    lines += [f"- `{path.name}`: {machine_text(r.machine)}" for path, r in runs]
     return lines + [""]
 
 

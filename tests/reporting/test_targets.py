@@ -10,6 +10,7 @@ import pytest
 
 from benchkill.bench.model import FAILED
 from benchkill.cli.main import main
+from benchkill.reporting.formatting import machine_text
 from benchkill.reporting.targets import (
     VM_TARGETS,
     format_targets,
@@ -162,10 +163,15 @@ def test_targets_of_the_repository_results_match_the_golden_file():
 # --- the command ---------------------------------------------------------------------
 
 
-def test_targets_command_prints_the_tables(capsys):
+def test_targets_command_prints_what_measured_each_file_then_the_tables(capsys):
     assert main(["targets", *map(str, REPOSITORY_RESULTS)]) == 0
     out = capsys.readouterr().out
-    assert out.rstrip("\n") == (GOLDEN / "targets_baseline.md").read_text().rstrip("\n")
+    machines, tables = out.split("\n\n", 1)
+    assert machines.splitlines() == [
+        f"- `{path.name}`: {machine_text(load(path).machine)}" for path in REPOSITORY_RESULTS
+    ]
+    assert "Xeon" in machines and "CPython 3.11" in machines
+    assert tables.rstrip("\n") == (GOLDEN / "targets_baseline.md").read_text().rstrip("\n")
 
 
 def test_targets_command_rejects_a_missing_file_and_results_without_figures(tmp_path, capsys):

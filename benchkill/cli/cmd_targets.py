@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from benchkill.errors import BenchkillError
-from benchkill.reporting.formatting import machine_text
+from benchkill.reporting.formatting import run_line
 from benchkill.reporting.targets import format_targets
 from benchkill.results.store import load
 
@@ -32,6 +32,6 @@ def run(args: argparse.Namespace) -> int:
     if not text:
         raise BenchkillError("no successful pass or vm records to compute target figures from")
     # the ratios depend on the CPU and the interpreter's build (README "The interpreter")
-    print("\n".join(f"- `{path.name}`: {machine_text(r.machine)}" for path, r in runs) + "\n")
+    print("\n".join(run_line(path, r) for path, r in runs) + "\n")
     print(text)
     return 0

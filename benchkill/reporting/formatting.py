@@ -8,6 +8,7 @@ report's Markdown table show, and a report its line of verdict counts.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from benchkill.bench.model import Machine, canonical_unit
 from benchkill.reporting.verdicts import CompareReport, Comparison
@@ -85,6 +86,11 @@ def code_text(results: Results) -> str:
     states = results.code_states or ((results.machine.git_commit, results.machine.git_dirty),)
     codes = [(c or "-") + (" (dirty)" if d else "") for c, d in states]
     return codes[0] if len(codes) == 1 else "mixed: " + ", ".join(codes)
+
+
+def run_line(path: Path, results: Results) -> str:
+    """The Markdown list item naming a results file and what measured it."""
+    return f"- `{path.name}`: {machine_text(results.machine)}"
 
 
 def machine_text(m: Machine) -> str:

@@ -25,7 +25,7 @@ from benchkill.reporting.formatting import (
     code_text,
     comparison_row,
     format_value,
-    machine_text,
+    run_line,
     verdict_counts,
 )
 from benchkill.reporting.headline import memory_saved, met_counts, speedups, target_results
@@ -268,7 +268,7 @@ def _runs_table(runs: Sequence[Run]) -> list[str]:
         )
     header = ("file", "machine", "commit", "started (UTC)", "suites", "quick", "records", "failed")
     lines = _table(header, rows)
-    lines += [f"- `{path.name}`: {machine_text(r.machine)}" for path, r in runs]
+    lines += [run_line(path, r) for path, r in runs]
     return lines + [""]
 
 

@@ -14,7 +14,7 @@ from typing import Any
 #: Kill variants in the order figures, tables and legends list them (None: no kills).
 KILL_ORDER: tuple[str | None, ...] = (None, "tvm", "benchkill", "beyond", "legacy")
 #: Implementations of the pass suite, in their order.
-IMPL_ORDER = ("benchkill", "tvm", "naive")
+IMPL_ORDER = ("benchkill", "tvm", "naive", "floor")
 #: The pass suite's families, in the order panels and tables show them.
 FAMILY_ORDER = ("chain", "fanout", "planned", "shape_heap", "control", "mixed")
 
@@ -26,6 +26,7 @@ COLOURS = {
     "beyond": "#009E73",  # green
     "legacy": "#D55E00",  # vermillion
     "naive": "#CC79A7",  # reddish purple
+    "floor": "#56B4E9",  # sky blue (the pass suite's floor work, not a pass)
 }
 #: Colour of anything not in :data:`COLOURS` (an unknown variant from a newer suite).
 OTHER_COLOUR = "#000000"
@@ -39,7 +40,12 @@ KILL_LABELS = {
     "legacy": "legacy (pre-fix)",
 }
 #: Words a legend uses for an implementation.
-IMPL_LABELS = {"benchkill": "benchkill", "tvm": "TVM C++", "naive": "naive port"}
+IMPL_LABELS = {
+    "benchkill": "benchkill",
+    "tvm": "TVM C++",
+    "naive": "naive port",
+    "floor": "floor (FFI work)",
+}
 
 #: (exec mode, allocator) -> bar hatch; the default (bytecode, pooled) is plain.
 HATCHES = {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import tvm
 from tvm import relax
 
 from benchkill.bench.model import FAILED, OK, Record
@@ -179,13 +180,15 @@ def test_run_case_records_with_a_fake_clock():
     by = _by(records)
     metrics = (ps.TIME, ps.CPU_TIME, ps.MEMORY)
     assert set(by) == {(impl, metric) for impl in ps.IMPLS for metric in metrics} | {
-        ("benchkill", ps.SPEEDUP)
+        ("benchkill", ps.SPEEDUP),
+        (ps.FLOOR, ps.TIME),
+        (ps.FLOOR, ps.CPU_TIME),
     }
     # every clock reading advances 1 s, so a run "takes" 1 s: benchkill's first round
     # predicts 5 rounds in the budget of 5 s; TVM's budget of 10 s holds them all, the
-    # naive port's of 3 s three
-    rounds = {"benchkill": 5, "tvm": 5, "naive": 3}
-    for impl in ps.IMPLS:
+    # naive port's of 3 s three; the floor's of 1.5 s one, but it has three at least
+    rounds = {"benchkill": 5, "tvm": 5, "naive": 3, ps.FLOOR: ps.MIN_REPEATS}
+    for impl in (*ps.IMPLS, ps.FLOOR):
         time_record = by[(impl, ps.TIME)]
         assert time_record.samples == (1.0,) * rounds[impl]
         assert time_record.unit == "seconds" and time_record.status == OK
@@ -195,8 +198,9 @@ def test_run_case_records_with_a_fake_clock():
         assert time_record.params == {**spec.params, "impl": impl}
         cpu_record = by[(impl, ps.CPU_TIME)]
         assert cpu_record.samples == (0.5,) * rounds[impl] and cpu_record.unit == "seconds"
-        memory = by[(impl, ps.MEMORY)]
-        assert memory.unit == "bytes" and len(memory.samples) == 1
+        if impl != ps.FLOOR:  # not traced
+            memory = by[(impl, ps.MEMORY)]
+            assert memory.unit == "bytes" and len(memory.samples) == 1
     assert by[("benchkill", ps.MEMORY)].samples[0] > 0  # its sweep's dicts and wrappers
     speedup = by[("benchkill", ps.SPEEDUP)]
     assert speedup.unit == "ratio" and speedup.samples == (1.0,) * 5
@@ -255,7 +259,75 @@ def test_model_case_runs_on_a_real_decoder():
 
 def test_naive_is_left_out_above_its_cap():
     records = ps.run_case(ps.case("chain", 30), clock=FakeClock(), naive_max_bindings=10)
+    assert {r.params["impl"] for r in records} == {"benchkill", "tvm", ps.FLOOR}
+    records = ps.run_case(ps.case("chain", 30), clock=FakeClock(), naive_max_bindings=10, floor=False)
     assert {r.params["impl"] for r in records} == {"benchkill", "tvm"}
+
+
+def test_the_floor_runs_its_work_after_the_passes_and_only_with_benchkill(monkeypatch):
+    """The floor's rounds come after every pass's, and run the work found on the case's
+    own main: here a wrapped FloorWork logs its runs between the logged passes'."""
+    calls = []
+    real_work = ps.floor_work
+
+    class Logged:
+        def __init__(self, work):
+            self.work = work
+
+        def run(self):
+            calls.append(ps.FLOOR)
+            return self.work.run()
+
+    def logged_work(mod):
+        work = real_work(mod)
+        assert work is not None and len(work.kills) > 0  # the chain's kills
+        return Logged(work)
+
+    def logged(name, pass_):
+        def run(mod):
+            calls.append(name)
+            return pass_(mod)
+
+        return run
+
+    monkeypatch.setattr(ps, "floor_work", logged_work)
+    passes = {name: logged(name, p) for name, p in ps.implementations().items()}
+    records = ps.run_case(ps.case("chain", 30), clock=FakeClock(1.0), passes=passes)
+    assert calls == ["benchkill", "tvm"] * 6 + ["naive", "tvm"] + ["naive"] * 3 + [ps.FLOOR] * 4
+    floor = _by(records)[(ps.FLOOR, ps.TIME)]
+    assert floor.status == OK and floor.extra["warmup_seconds"] == [1.0]
+    calls.clear()
+    only_tvm = {"tvm": passes["tvm"]}
+    records = ps.run_case(ps.case("chain", 30), clock=FakeClock(1.0), passes=only_tvm)
+    assert ps.FLOOR not in calls and {r.params["impl"] for r in records} == {"tvm"}
+
+
+def test_a_function_for_the_fallback_has_no_floor():
+    """Where benchkill's sweep hands main to TVM's pass (here: a dataflow block), there
+    is no floor work to time, and the case has no floor records."""
+    from tvm.script import relax as R
+
+    @tvm.script.ir_module
+    class Dataflow:
+        @R.function
+        def main(x: R.Tensor((4,), "float32")):
+            with R.dataflow():
+                y = R.add(x, x)
+                R.output(y)
+            return y
+
+    assert ps.floor_work(Dataflow) is None
+    assert ps.floor_work(ps.generate("chain", 10, 0)) is not None
+
+
+def test_a_failed_benchkill_fails_the_floor_records_too():
+    wrong = {
+        "benchkill": NaiveKillAfterLastUse(exclude_null_value=False),
+        "tvm": relax.transform.KillAfterLastUse(),
+    }
+    records = ps.run_case(ps.case("shape_heap", 40), clock=FakeClock(), passes=wrong)
+    floor = [r for r in records if r.params["impl"] == ps.FLOOR]
+    assert floor and all(r.status == FAILED for r in floor)
 
 
 def test_mismatch_with_tvm_fails_the_whole_case():

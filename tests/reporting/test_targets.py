@@ -73,6 +73,22 @@ def test_every_family_and_the_model_family_get_rows_in_cpu_time_when_recorded():
     assert wall["benchkill / tvm time, mixed at 3,000 bindings"]["value"] == pytest.approx(0.5)
 
 
+def test_benchkill_over_its_floor_is_reported_beside_benchkill_over_tvm_where_timed():
+    records = _records() + [_record("chain", n, "floor", 0.5e-6 * n) for n in (3_000, 1_000)]
+    rows = {row["figure"]: row for row in pass_targets(records)}
+    floor = rows["benchkill / floor time, chain at 3,000 bindings"]
+    assert floor["value"] == pytest.approx(2.0) and floor["target"] == "reported"
+    assert floor["met"] is None
+    # none where the floor was not timed, nor at a size with no benchkill / TVM figure
+    assert not [f for f in rows if "floor" in f and "3,000" not in f]
+    assert "| benchkill / floor time, chain at 3,000 bindings | 2.000 | reported |  |" in (
+        format_targets(records)
+    )
+    assert scaling_exponents(records + [_record("chain", 30_000, "floor", 0.015)])[
+        "floor"
+    ] == pytest.approx(1.0)
+
+
 def test_scaling_exponents_recover_the_power_law():
     slopes = scaling_exponents(_records(exponent=1.1))
     assert slopes["benchkill"] == pytest.approx(1.1)

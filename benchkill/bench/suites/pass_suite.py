@@ -64,6 +64,11 @@ QUICK = (
 SEED = 0
 #: The implementations, in the order they run in each round.
 IMPLS = ("benchkill", "tvm", "naive")
+#: Not a pass: the FFI work benchkill's pass cannot skip on the case's ``main``
+#: (:func:`benchkill.passes.profile.floor_work`), timed in rounds of its own within
+#: FLOOR_BUDGET_SECONDS, so that benchkill / floor (how far the pass's own Python is from
+#: the least an exact Python pass does) is a figure of every run.
+FLOOR, FLOOR_BUDGET_SECONDS = "floor", 1.5
 #: Largest module the naive port is run on (about 30 us per binding, 2.5 times that in
 #: its traced warm-up run, on a 2-core machine).
 NAIVE_MAX_BINDINGS = 30_000
@@ -197,10 +202,13 @@ def run_case(
     naive_max_bindings: int = NAIVE_MAX_BINDINGS,
     passes: dict[str, tvm.ir.transform.Pass] | None = None,
     cpu_clock: Clock = time.process_time,
+    floor: bool = True,
 ) -> list[Record]:
     """Generate the case's module, time the passes interleaved, check, and report.
 
-    ``passes`` replaces :func:`implementations` (tests use it to inject a wrong pass).
+    ``passes`` replaces :func:`implementations` (tests use it to inject a wrong pass);
+    ``floor``: also time :data:`FLOOR` (when benchkill's pass is timed and its sweep takes
+    the function, not the fallback to TVM's pass).
     """
     p = spec.params
     family, bindings, n_ops, seed = p["family"], p["bindings"], p["n_ops"], p["seed"]
@@ -245,6 +253,19 @@ def run_case(
             check=lambda outputs: output_errors({"tvm": reference(mod), **outputs}),
         )
         timing = merged(timing, alone)
+    work = floor_work(mod) if floor and "benchkill" in passes else None
+    if work is not None:
+        timing = merged(
+            timing,
+            interleave(
+                {FLOOR: work.run},
+                repeats=RoundBudget(FLOOR_BUDGET_SECONDS, min_repeats(bindings), MAX_REPEATS),
+                warmup=1,
+                clock=clock,
+                keep_outputs=False,
+                cpu_clock=cpu_clock,
+            ),
+        )
     errors: dict[str, str] = timing.checked
     case_error = errors.get("benchkill")
 
@@ -271,7 +292,7 @@ def run_case(
         )
 
     records = []
-    for name in passes:
+    for name in timing.samples:
         # a sample that is the warm-up run says so
         warm = {"sample_is_warmup": True} if name in timing.from_warmup else {}
         records.append(
@@ -301,6 +322,19 @@ def run_case(
         clock = "process_time" if cpu else "perf_counter"
         records.append(record("benchkill", SPEEDUP, "ratio", ratios, numerator="tvm", clock=clock))
     return records
+
+
+def floor_work(mod: tvm.IRModule):
+    """The floor work of ``mod``'s ``main`` (:func:`benchkill.passes.profile.floor_work`),
+    or None when benchkill's sweep hands it to the fallback (there is no floor then)."""
+    from benchkill.passes.canonicalize import Unsupported
+    from benchkill.passes.last_use import NeedsTVMCanonicalization
+    from benchkill.passes.profile import floor_work as work_of
+
+    try:
+        return work_of(mod["main"])
+    except (NeedsTVMCanonicalization, Unsupported):
+        return None
 
 
 def time_floor(mod, work, rounds: int, clock=time.process_time) -> dict[str, float]:

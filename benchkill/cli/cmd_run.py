@@ -34,7 +34,7 @@ from benchkill.results.store import CodeState, Results, RunSettings, load
 #: 2-core machine (README, "Set-up").
 SUITE_GUIDE = {
     "pass": {
-        "what": "time of benchkill's pass, TVM's C++ pass and a naive port",
+        "what": "time of benchkill's pass, TVM's C++ pass, a naive port and the floor",
         "quick_cases": 5,
         "quick_time": "about 10 s",
         "full_cases": 46,

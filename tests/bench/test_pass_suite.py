@@ -260,7 +260,9 @@ def test_model_case_runs_on_a_real_decoder():
 def test_naive_is_left_out_above_its_cap():
     records = ps.run_case(ps.case("chain", 30), clock=FakeClock(), naive_max_bindings=10)
     assert {r.params["impl"] for r in records} == {"benchkill", "tvm", ps.FLOOR}
-    records = ps.run_case(ps.case("chain", 30), clock=FakeClock(), naive_max_bindings=10, floor=False)
+    records = ps.run_case(
+        ps.case("chain", 30), clock=FakeClock(), naive_max_bindings=10, floor=False
+    )
     assert {r.params["impl"] for r in records} == {"benchkill", "tvm"}
 
 

@@ -1,4 +1,4 @@
-"""Suite "pass": time KillAfterLastUse on generated modules, three implementations side by side.
+"""Suite "pass": time KillAfterLastUse on generated modules, three implementations and a floor.
 
 A case is one module: a generated family x size in bindings, or a real decoder of the
 ``model`` family (:mod:`benchkill.inputs.models`, 300 to 3,000 bindings).  On it, in one
@@ -16,6 +16,11 @@ then the naive Python port.  Time budgets keep the whole sweep within minutes:
   rounds it slowed benchkill's pass more than TVM's, so it changed a ratio it is not part
   of (benchkill / TVM on the ``model`` family's smallest decoder: 0.48 without it in the
   rounds, 0.49-0.52 with it, README "Pass time");
+* the floor (:data:`FLOOR`: the FFI reads, re-inferences and kill bindings benchkill's
+  pass cannot skip on the case, with none of its Python around them) runs last, in rounds
+  of its own within :data:`FLOOR_BUDGET_SECONDS`, so every run gives benchkill / floor:
+  how much of the pass is its own Python, a ratio that carries across CPUs and Python
+  builds better than benchkill / TVM does (README "Pass time");
 * peak Python memory is measured (tracemalloc, in the warm-up run, which it slows down
   by an order of magnitude) up to :data:`MEMORY_MAX_BINDINGS`.
 

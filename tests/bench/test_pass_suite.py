@@ -186,8 +186,8 @@ def test_run_case_records_with_a_fake_clock():
     }
     # every clock reading advances 1 s, so a run "takes" 1 s: benchkill's first round
     # predicts 5 rounds in the budget of 5 s; TVM's budget of 10 s holds them all, the
-    # naive port's of 3 s three; the floor's of 1.5 s one, but it has three at least
-    rounds = {"benchkill": 5, "tvm": 5, "naive": 3, ps.FLOOR: ps.MIN_REPEATS}
+    # naive port's of 3 s three; the floor's of 1.5 s one
+    rounds = {"benchkill": 5, "tvm": 5, "naive": 3, ps.FLOOR: 1}
     for impl in (*ps.IMPLS, ps.FLOOR):
         time_record = by[(impl, ps.TIME)]
         assert time_record.samples == (1.0,) * rounds[impl]
@@ -295,9 +295,17 @@ def test_the_floor_runs_its_work_after_the_passes_and_only_with_benchkill(monkey
     monkeypatch.setattr(ps, "floor_work", logged_work)
     passes = {name: logged(name, p) for name, p in ps.implementations().items()}
     records = ps.run_case(ps.case("chain", 30), clock=FakeClock(1.0), passes=passes)
-    assert calls == ["benchkill", "tvm"] * 6 + ["naive", "tvm"] + ["naive"] * 3 + [ps.FLOOR] * 4
+    # the floor: a warm-up and the one round of 1 s its budget of 1.5 s holds
+    assert calls == ["benchkill", "tvm"] * 6 + ["naive", "tvm"] + ["naive"] * 3 + [ps.FLOOR] * 2
     floor = _by(records)[(ps.FLOOR, ps.TIME)]
     assert floor.status == OK and floor.extra["warmup_seconds"] == [1.0]
+    assert floor.samples == (1.0,) and "sample_is_warmup" not in floor.extra
+    # over its budget, the warm-up run is its one sample, and says so
+    monkeypatch.setattr(ps, "FLOOR_BUDGET_SECONDS", 0.5)
+    calls.clear()
+    floor = _by(ps.run_case(ps.case("chain", 30), clock=FakeClock(1.0), passes=passes))
+    assert calls.count(ps.FLOOR) == 1
+    assert floor[(ps.FLOOR, ps.TIME)].extra["sample_is_warmup"] is True
     calls.clear()
     only_tvm = {"tvm": passes["tvm"]}
     records = ps.run_case(ps.case("chain", 30), clock=FakeClock(1.0), passes=only_tvm)

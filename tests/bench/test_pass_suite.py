@@ -186,8 +186,8 @@ def test_run_case_records_with_a_fake_clock():
     }
     # every clock reading advances 1 s, so a run "takes" 1 s: benchkill's first round
     # predicts 5 rounds in the budget of 5 s; TVM's budget of 10 s holds them all, the
-    # naive port's of 3 s three; the floor's of 1.5 s one
-    rounds = {"benchkill": 5, "tvm": 5, "naive": 3, ps.FLOOR: 1}
+    # naive port's of 3 s three, and the floor's (in the same rounds) three too
+    rounds = {"benchkill": 5, "tvm": 5, "naive": 3, ps.FLOOR: 3}
     for impl in (*ps.IMPLS, ps.FLOOR):
         time_record = by[(impl, ps.TIME)]
         assert time_record.samples == (1.0,) * rounds[impl]
@@ -266,9 +266,10 @@ def test_naive_is_left_out_above_its_cap():
     assert {r.params["impl"] for r in records} == {"benchkill", "tvm"}
 
 
-def test_the_floor_runs_its_work_after_the_passes_and_only_with_benchkill(monkeypatch):
-    """The floor's rounds come after every pass's, and run the work found on the case's
-    own main: here a wrapped FloorWork logs its runs between the logged passes'."""
+def test_the_floor_runs_in_benchkill_and_tvm_rounds_and_only_with_benchkill(monkeypatch):
+    """The floor's runs are in benchkill's and TVM's rounds (benchkill / floor is a ratio
+    of the same rounds), within its budget, and run the work found on the case's own
+    main: here a wrapped FloorWork logs its runs between the logged passes'."""
     calls = []
     real_work = ps.floor_work
 
@@ -295,13 +296,17 @@ def test_the_floor_runs_its_work_after_the_passes_and_only_with_benchkill(monkey
     monkeypatch.setattr(ps, "floor_work", logged_work)
     passes = {name: logged(name, p) for name, p in ps.implementations().items()}
     records = ps.run_case(ps.case("chain", 30), clock=FakeClock(1.0), passes=passes)
-    # the floor: a warm-up and the one round of 1 s its budget of 1.5 s holds
-    assert calls == ["benchkill", "tvm"] * 6 + ["naive", "tvm"] + ["naive"] * 3 + [ps.FLOOR] * 2
-    floor = _by(records)[(ps.FLOOR, ps.TIME)]
+    # a warm-up and 5 rounds; the floor in the first three (3 s of its budget of 3 s)
+    both, three = ["benchkill", "tvm"], ["benchkill", "tvm", ps.FLOOR]
+    assert calls == three * 4 + both * 2 + ["naive", "tvm"] + ["naive"] * 3
+    by = _by(records)
+    floor = by[(ps.FLOOR, ps.TIME)]
     assert floor.status == OK and floor.extra["warmup_seconds"] == [1.0]
-    assert floor.samples == (1.0,) and "sample_is_warmup" not in floor.extra
+    assert floor.samples == (1.0,) * 3 and "sample_is_warmup" not in floor.extra
+    assert (ps.FLOOR, ps.MEMORY) not in by  # not a pass: its warm-up's memory is not kept
     # over its budget, the warm-up run is its one sample, and says so
     monkeypatch.setattr(ps, "FLOOR_BUDGET_SECONDS", 0.5)
+    monkeypatch.setattr(ps, "MEMORY_MAX_BINDINGS", 10)  # an untraced warm-up
     calls.clear()
     floor = _by(ps.run_case(ps.case("chain", 30), clock=FakeClock(1.0), passes=passes))
     assert calls.count(ps.FLOOR) == 1

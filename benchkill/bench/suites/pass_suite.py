@@ -2,8 +2,8 @@
 
 A case is one module: a generated family x size in bindings, or a real decoder of the
 ``model`` family (:mod:`benchkill.inputs.models`, 300 to 3,000 bindings).  On it, in one
-process, the suite times benchkill's pass and TVM's C++ pass interleaved round by round,
-then the naive Python port.  Time budgets keep the whole sweep within minutes:
+process, the suite times benchkill's pass, TVM's C++ pass and the floor interleaved round
+by round, then the naive Python port.  Time budgets keep the whole sweep within minutes:
 
 * benchkill's timed rounds are as many as fit :data:`CASE_BUDGET_SECONDS` (by the time
   of its first round), between :func:`min_repeats` (fewer for the largest sizes) and
@@ -17,11 +17,12 @@ then the naive Python port.  Time budgets keep the whole sweep within minutes:
   of (benchkill / TVM on the ``model`` family's smallest decoder: 0.48 without it in the
   rounds, 0.49-0.52 with it, README "Pass time");
 * the floor (:data:`FLOOR`: the FFI reads, re-inferences and kill bindings benchkill's
-  pass cannot skip on the case, with none of its Python around them) runs last, in rounds
-  of its own within :data:`FLOOR_BUDGET_SECONDS` (like TVM's pass: a warm-up over it is
-  the one sample), so every run gives benchkill / floor:
-  how much of the pass is its own Python, a ratio that carries across CPUs and Python
-  builds better than benchkill / TVM does (README "Pass time");
+  pass cannot skip on the case, with none of its Python around them) runs in benchkill's
+  and TVM's rounds, within :data:`FLOOR_BUDGET_SECONDS` (like TVM's pass: a warm-up over
+  it is the one sample), so every run gives benchkill / floor: how much of the pass is its
+  own Python, a ratio that carries across CPUs and Python builds better than benchkill /
+  TVM does (README "Pass time"); in separate rounds it drifted with the machine, and in
+  the same rounds it left benchkill / TVM as it was;
 * peak Python memory is measured (tracemalloc, in the warm-up run, which it slows down
   by an order of magnitude) up to :data:`MEMORY_MAX_BINDINGS`.
 
@@ -71,11 +72,11 @@ SEED = 0
 #: The implementations, in the order they run in each round.
 IMPLS = ("benchkill", "tvm", "naive")
 #: Not a pass: the FFI work benchkill's pass cannot skip on the case's ``main``
-#: (:func:`benchkill.passes.profile.floor_work`), timed in rounds of its own within
-#: FLOOR_BUDGET_SECONDS, as TVM's pass is within its budget (a warm-up over it is the one
-#: sample: 3.3 s at 600,000 bindings), so that benchkill / floor (how far the pass's own
-#: Python is from the least an exact Python pass does) is a figure of every run.
-FLOOR, FLOOR_BUDGET_SECONDS = "floor", 1.5
+#: (:func:`benchkill.passes.profile.floor_work`), timed in benchkill's and TVM's rounds
+#: within FLOOR_BUDGET_SECONDS, as TVM's pass is within its budget (a warm-up over it is
+#: the one sample: 3.3 s at 600,000 bindings), so that benchkill / floor (how far the
+#: pass's own Python is from the least an exact Python pass does) is a figure of every run.
+FLOOR, FLOOR_BUDGET_SECONDS = "floor", 3.0
 #: Largest module the naive port is run on (about 30 us per binding, 2.5 times that in
 #: its traced warm-up run, on a 2-core machine).
 NAIVE_MAX_BINDINGS = 30_000
@@ -231,10 +232,16 @@ def run_case(
     # 2. correctness, before the timed rounds (which run without the outputs): every
     # output against TVM's
     # The naive port gets rounds of its own, after benchkill's and TVM's: in their rounds
-    # it slowed benchkill's pass more than TVM's (module docstring)
+    # it slowed benchkill's pass more than TVM's (module docstring); the floor is timed in
+    # theirs, so benchkill / floor is a ratio of the same rounds too
     functions = {
         name: (lambda pass_=pass_: pass_(mod)) for name, pass_ in passes.items() if name != "naive"
     }
+    budgets = {"tvm": TVM_BUDGET_SECONDS} if "tvm" in passes else {}
+    work = floor_work(mod) if floor and "benchkill" in passes else None
+    if work is not None:
+        functions[FLOOR] = work.run
+        budgets[FLOOR] = FLOOR_BUDGET_SECONDS
     traced = bindings <= MEMORY_MAX_BINDINGS
     timing = interleave(
         functions,
@@ -244,8 +251,8 @@ def run_case(
         keep_outputs=False,
         cpu_clock=cpu_clock,
         trace_memory=traced,
-        budgets={"tvm": TVM_BUDGET_SECONDS} if "tvm" in passes else {},
-        check=output_errors,
+        budgets=budgets,
+        check=lambda outputs: output_errors({k: v for k, v in outputs.items() if k != FLOOR}),
     )
     if "naive" in passes:
         naive, reference = passes["naive"], passes["tvm"]
@@ -260,20 +267,6 @@ def run_case(
             check=lambda outputs: output_errors({"tvm": reference(mod), **outputs}),
         )
         timing = merged(timing, alone)
-    work = floor_work(mod) if floor and "benchkill" in passes else None
-    if work is not None:
-        timing = merged(
-            timing,
-            interleave(
-                {FLOOR: work.run},
-                repeats=MAX_REPEATS,
-                warmup=1,
-                clock=clock,
-                keep_outputs=False,
-                cpu_clock=cpu_clock,
-                budgets={FLOOR: FLOOR_BUDGET_SECONDS},
-            ),
-        )
     errors: dict[str, str] = timing.checked
     case_error = errors.get("benchkill")
 
@@ -316,7 +309,7 @@ def run_case(
         )
         if timing.cpu_samples is not None:
             records.append(record(name, CPU_TIME, "seconds", timing.cpu_samples[name], **warm))
-        if name in memory:
+        if name in memory and name != FLOOR:  # the floor is not a pass
             records.append(record(name, MEMORY, "bytes", [memory[name]]))
     if "benchkill" in passes:
         # Round by round while both ran (TVM's pass may stop at its budget), in CPU time:

@@ -186,8 +186,8 @@ def test_run_case_records_with_a_fake_clock():
     }
     # every clock reading advances 1 s, so a run "takes" 1 s: benchkill's first round
     # predicts 5 rounds in the budget of 5 s; TVM's budget of 10 s holds them all, the
-    # naive port's of 3 s three, and the floor's (in the same rounds) three too
-    rounds = {"benchkill": 5, "tvm": 5, "naive": 3, ps.FLOOR: 3}
+    # naive port's of 3 s three, and the floor's of 1.5 s (in the same rounds) one
+    rounds = {"benchkill": 5, "tvm": 5, "naive": 3, ps.FLOOR: 1}
     for impl in (*ps.IMPLS, ps.FLOOR):
         time_record = by[(impl, ps.TIME)]
         assert time_record.samples == (1.0,) * rounds[impl]
@@ -296,13 +296,13 @@ def test_the_floor_runs_in_benchkill_and_tvm_rounds_and_only_with_benchkill(monk
     monkeypatch.setattr(ps, "floor_work", logged_work)
     passes = {name: logged(name, p) for name, p in ps.implementations().items()}
     records = ps.run_case(ps.case("chain", 30), clock=FakeClock(1.0), passes=passes)
-    # a warm-up and 5 rounds; the floor in the first three (3 s of its budget of 3 s)
+    # a warm-up and 5 rounds; the floor in the first (1 s of its budget of 1.5 s)
     both, three = ["benchkill", "tvm"], ["benchkill", "tvm", ps.FLOOR]
-    assert calls == three * 4 + both * 2 + ["naive", "tvm"] + ["naive"] * 3
+    assert calls == three * 2 + both * 4 + ["naive", "tvm"] + ["naive"] * 3
     by = _by(records)
     floor = by[(ps.FLOOR, ps.TIME)]
     assert floor.status == OK and floor.extra["warmup_seconds"] == [1.0]
-    assert floor.samples == (1.0,) * 3 and "sample_is_warmup" not in floor.extra
+    assert floor.samples == (1.0,) and "sample_is_warmup" not in floor.extra
     assert (ps.FLOOR, ps.MEMORY) not in by  # not a pass: its warm-up's memory is not kept
     # over its budget, the warm-up run is its one sample, and says so
     monkeypatch.setattr(ps, "FLOOR_BUDGET_SECONDS", 0.5)

@@ -76,7 +76,7 @@ IMPLS = ("benchkill", "tvm", "naive")
 #: within FLOOR_BUDGET_SECONDS, as TVM's pass is within its budget (a warm-up over it is
 #: the one sample: 3.3 s at 600,000 bindings), so that benchkill / floor (how far the
 #: pass's own Python is from the least an exact Python pass does) is a figure of every run.
-FLOOR, FLOOR_BUDGET_SECONDS = "floor", 3.0
+FLOOR, FLOOR_BUDGET_SECONDS = "floor", 1.5
 #: Largest module the naive port is run on (about 30 us per binding, 2.5 times that in
 #: its traced warm-up run, on a 2-core machine).
 NAIVE_MAX_BINDINGS = 30_000

@@ -36,10 +36,10 @@ SUITE_GUIDE = {
     "pass": {
         "what": "time of benchkill's pass, TVM's C++ pass, a naive port and the floor",
         "quick_cases": 5,
-        "quick_time": "about 10 s",
+        "quick_time": "10-15 s",
         "full_cases": 46,
         "full_what": "6 families x 7 sizes, 1k-600k bindings, and 4 real decoders",
-        "full_time": "about 10 min",
+        "full_time": "10-16 min",
     },
     "vm": {
         "what": "peak memory and run time of each kill variant on the Relax VM",

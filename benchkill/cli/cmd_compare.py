@@ -31,7 +31,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "median), insufficient samples (too few for --alpha), failed, missing; exact: "
         "both sides' samples identical, no test needed.  On a shared machine absolute "
         "times move between runs; speedup_vs_tvm, measured side by side, moves less and "
-        'instruction counts not at all (README, "trust").\n\n'
+        'instruction counts not at all (README, "trust").  benchkill\'s pass times note '
+        "how far their case's floor moved where both runs timed it (floor moved R): a "
+        "regression that the floor shows too is the machine's.\n\n"
         "example:\n"
         "  benchkill compare results/baseline-2core-vm/20261201T213729Z-1f76611.json \\\n"
         "      results/<machine>/<new>.json --only speedup_vs_tvm"

@@ -24,6 +24,11 @@ kind (:func:`metric_kind`):
   260 KiB block the pooled allocator reuses or not), within a run and between runs,
   so a 256 KiB floor would alarm on unchanged code; 512 KiB is twice that block.
 
+A pass-suite time of benchkill whose case has a ``floor`` record in both runs (the FFI work
+no exact Python pass skips, timed in the same rounds) gets the note ``floor moved R``: the
+same ratio of that floor.  It changes no verdict; a benchkill "regression" that the floor
+shows too is the machine's (README "The floor in every run").
+
 Printing lives in :mod:`benchkill.reporting.formatting`; asv result files are read by
 :mod:`benchkill.results.asv_import` into the same :class:`Results`.
 """
@@ -32,7 +37,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK, canonical_unit, label
@@ -344,7 +349,44 @@ def compare(
     comparisons = [classify(b[k], n[k], factor, alpha) for k in common]
     comparisons += [_missing(b[k], "base", new) for k in b if k not in n]
     comparisons += [_missing(n[k], "new", base) for k in n if k not in b]
+    comparisons = _with_floor_notes(comparisons, base, new)
     comparisons.sort(key=lambda c: VERDICTS.index(c.verdict))
     return CompareReport(
         tuple(comparisons), DEFAULT_FACTOR if factor is None else factor, alpha, factor is None
     )
+
+
+#: The pass suite's floor (:data:`benchkill.bench.suites.pass_suite.FLOOR`) and the
+#: metrics whose benchkill comparisons get its ratio as a note.
+FLOOR, FLOOR_METRICS = "floor", ("pass_time", "pass_cpu_time")
+
+
+def _with_floor_notes(
+    comparisons: list[Comparison], base: Results, new: Results
+) -> list[Comparison]:
+    """benchkill's pass times with the note ``floor moved R`` where the same case's floor
+    is in both runs, whether or not ``--only`` selected it (see the module docstring)."""
+
+    def key(suite: str, name: str, params: dict[str, Any], metric: str, impl: str):
+        if suite != "pass" or metric not in FLOOR_METRICS or params.get("impl") != impl:
+            return None
+        return (name, metric, tuple(sorted((k, repr(v)) for k, v in params.items() if k != "impl")))
+
+    def floors(results: Results) -> dict[tuple, ResultRecord]:
+        found = {}
+        for r in results.records:
+            k = key(r.suite, r.name, r.params, r.metric, FLOOR)
+            if k is not None and r.status == OK and r.samples:
+                found[k] = r
+        return found
+
+    before, after = floors(base), floors(new)
+    out = []
+    for c in comparisons:
+        k = key(c.suite, c.name, c.params, c.metric, "benchkill")
+        if k in before and k in after:
+            b, n = before[k].summary.median, after[k].summary.median
+            if b > 0:
+                c = replace(c, notes=(*c.notes, f"floor moved {n / b:.3f}"))
+        out.append(c)
+    return out

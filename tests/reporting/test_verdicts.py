@@ -213,3 +213,39 @@ def test_json_form_is_strict_json():
     text = json.dumps(data, allow_nan=False)
     assert json.loads(text)["comparisons"][0]["ratio"] is None  # infinite ratio
     assert data["counts"][REGRESSION] == 1
+
+
+def test_benchkill_times_carry_the_floor_ratio_of_their_case_and_keep_their_verdict():
+    """A benchkill regression whose floor moved as much is the machine's: the comparison
+    says how far the floor moved, and the verdict (and the exit code) stay."""
+
+    def run(benchkill, floor, tvm):
+        records = []
+        for impl, factor in (("benchkill", benchkill), ("floor", floor), ("tvm", tvm)):
+            for metric in ("pass_time", "pass_cpu_time"):
+                params = {"family": "chain", "bindings": 3000, "impl": impl}
+                records.append(rec(scaled(BASE10, factor), metric, params=params))
+        other = {"family": "mixed", "bindings": 3000, "impl": "benchkill"}  # no floor
+        records.append(rec(scaled(BASE10, benchkill), params=other))
+        return make_results(records)
+
+    report = compare(run(1.0, 1.0, 1.0), run(1.3, 1.25, 1.0))
+    by = {(c.name, c.params["impl"], c.params["family"], c.metric): c for c in report.comparisons}
+    for metric in ("pass_time", "pass_cpu_time"):
+        ours = by[("chain", "benchkill", "chain", metric)]
+        assert ours.verdict == REGRESSION and "floor moved 1.250" in ours.notes
+        assert not [n for n in by[("chain", "tvm", "chain", metric)].notes if "floor" in n]
+        assert not [n for n in by[("chain", "floor", "chain", metric)].notes if "floor" in n]
+    assert not [n for n in by[("chain", "benchkill", "mixed", "pass_time")].notes if "floor" in n]
+    assert report.exit_code == 1
+    # --only benchkill's records: the floor is still read
+    only = compare(run(1.0, 1.0, 1.0), run(1.3, 1.25, 1.0), only=re.compile("impl=benchkill"))
+    assert {c.params["impl"] for c in only.comparisons} == {"benchkill"}
+    noted = {
+        (c.params["family"], c.metric) for c in only.comparisons if "floor moved 1.250" in c.notes
+    }
+    assert noted == {("chain", "pass_time"), ("chain", "pass_cpu_time")}
+    # no floor in the base run: no note
+    base = make_results([r for r in run(1.0, 1.0, 1.0).records if r.params["impl"] != "floor"])
+    notes = [n for c in compare(base, run(1.3, 1.25, 1.0)).comparisons for n in c.notes]
+    assert not [n for n in notes if n.startswith("floor moved")]

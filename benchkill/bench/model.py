@@ -22,6 +22,10 @@ FAILED = "failed"
 EXPECTED_FAILURE = "expected-failure"
 STATUSES = (OK, FAILED, EXPECTED_FAILURE)
 
+#: ``impl`` of the pass suite's floor records: not a pass, the FFI work an exact Python
+#: pass cannot skip (:func:`benchkill.passes.profile.floor_work`).
+FLOOR = "floor"
+
 #: Other spellings of the units records use ("seconds", "bytes", "ratio").
 UNIT_ALIASES = {"s": "seconds", "sec": "seconds", "B": "bytes"}
 

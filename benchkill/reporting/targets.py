@@ -28,7 +28,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from benchkill.bench.model import OK
+from benchkill.bench.model import FLOOR, OK
 from benchkill.stats import loglog_slope
 
 #: benchkill / TVM targets: at 3,000 bindings, at 30,000 and more, chain at 200,000, model
@@ -38,8 +38,6 @@ CHAIN_200K_TARGET = 0.15
 MODEL, MODEL_TARGET = "model", 0.5
 #: Scaling exponent target of benchkill on every family, and its range of sizes.
 EXPONENT_TARGET, EXPONENT_RANGE = 1.0, (3_000, 600_000)
-#: The floor's records' ``impl`` (:data:`benchkill.bench.suites.pass_suite.FLOOR`).
-FLOOR = "floor"
 #: The metric of the figures: CPU time when the records have it, else wall time.
 METRICS = ("pass_cpu_time", "pass_time")
 

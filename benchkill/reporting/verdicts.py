@@ -40,7 +40,7 @@ import re
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK, canonical_unit, label
+from benchkill.bench.model import EXPECTED_FAILURE, FAILED, FLOOR, OK, canonical_unit, label
 from benchkill.errors import BenchkillError
 from benchkill.results.store import ResultRecord, Results
 from benchkill.stats import Summary, is_noisy, mann_whitney_u
@@ -356,9 +356,8 @@ def compare(
     )
 
 
-#: The pass suite's floor (:data:`benchkill.bench.suites.pass_suite.FLOOR`) and the
-#: metrics whose benchkill comparisons get its ratio as a note.
-FLOOR, FLOOR_METRICS = "floor", ("pass_time", "pass_cpu_time")
+#: The metrics whose benchkill comparisons get their case's floor ratio as a note.
+FLOOR_METRICS = ("pass_time", "pass_cpu_time")
 
 
 def _with_floor_notes(
@@ -367,26 +366,20 @@ def _with_floor_notes(
     """benchkill's pass times with the note ``floor moved R`` where the same case's floor
     is in both runs, whether or not ``--only`` selected it (see the module docstring)."""
 
-    def key(suite: str, name: str, params: dict[str, Any], metric: str, impl: str):
-        if suite != "pass" or metric not in FLOOR_METRICS or params.get("impl") != impl:
-            return None
-        return (name, metric, tuple(sorted((k, repr(v)) for k, v in params.items() if k != "impl")))
-
-    def floors(results: Results) -> dict[tuple, ResultRecord]:
-        found = {}
-        for r in results.records:
-            k = key(r.suite, r.name, r.params, r.metric, FLOOR)
-            if k is not None and r.status == OK and r.samples:
-                found[k] = r
-        return found
+    def floors(results: Results) -> dict[str, ResultRecord]:
+        return {
+            label(r.suite, r.name, r.params, r.metric): r
+            for r in results.records
+            if r.params.get("impl") == FLOOR and r.status == OK and r.samples
+        }
 
     before, after = floors(base), floors(new)
     out = []
     for c in comparisons:
-        k = key(c.suite, c.name, c.params, c.metric, "benchkill")
-        if k in before and k in after:
-            b, n = before[k].summary.median, after[k].summary.median
-            if b > 0:
-                c = replace(c, notes=(*c.notes, f"floor moved {n / b:.3f}"))
+        if c.suite == "pass" and c.metric in FLOOR_METRICS and c.params.get("impl") == "benchkill":
+            key = label(c.suite, c.name, {**c.params, "impl": FLOOR}, c.metric)
+            if key in before and key in after and before[key].summary.median > 0:
+                moved = after[key].summary.median / before[key].summary.median
+                c = replace(c, notes=(*c.notes, f"floor moved {moved:.3f}"))
         out.append(c)
     return out

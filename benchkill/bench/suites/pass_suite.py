@@ -47,7 +47,7 @@ from typing import Any
 import tvm
 from tvm import relax
 
-from benchkill.bench.model import FAILED, OK, CaseSpec, Record
+from benchkill.bench.model import FAILED, FLOOR, OK, CaseSpec, Record
 from benchkill.bench.timing import Clock, Interleaved, RoundBudget, interleave
 from benchkill.inputs.families import FAMILIES, count_bindings, generate, ops_for_bindings
 from benchkill.inputs.models import NAME as MODEL
@@ -71,12 +71,12 @@ QUICK = (
 SEED = 0
 #: The implementations, in the order they run in each round.
 IMPLS = ("benchkill", "tvm", "naive")
-#: Not a pass: the FFI work benchkill's pass cannot skip on the case's ``main``
-#: (:func:`benchkill.passes.profile.floor_work`), timed in benchkill's and TVM's rounds
-#: within FLOOR_BUDGET_SECONDS, as TVM's pass is within its budget (a warm-up over it is
-#: the one sample: 3.3 s at 600,000 bindings), so that benchkill / floor (how far the
-#: pass's own Python is from the least an exact Python pass does) is a figure of every run.
-FLOOR, FLOOR_BUDGET_SECONDS = "floor", 1.5
+#: :data:`FLOOR` (not a pass: the FFI work benchkill's pass cannot skip on the case's
+#: ``main``) is timed in benchkill's and TVM's rounds within FLOOR_BUDGET_SECONDS, as
+#: TVM's pass is within its budget (a warm-up over it is the one sample: 3.3 s at 600,000
+#: bindings), so that benchkill / floor (how far the pass's own Python is from the least
+#: an exact Python pass does) is a figure of every run.
+FLOOR_BUDGET_SECONDS = 1.5
 #: Largest module the naive port is run on (about 30 us per binding, 2.5 times that in
 #: its traced warm-up run, on a 2-core machine).
 NAIVE_MAX_BINDINGS = 30_000

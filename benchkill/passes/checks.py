@@ -51,9 +51,9 @@ class FunctionChecks:
             if is_void_var(param):
                 raise Unsupported("a parameter of void type")
 
-    def scope(self, seq, has_blocks: bool) -> None:
-        """Rules 5b, 9 and 10 on one SeqExpr (after its bindings were swept)."""
-        body = seq.body
+    def scope(self, seq, body, has_blocks: bool) -> None:
+        """Rules 5b, 9 and 10 on one SeqExpr (after its bindings were swept); ``body``: its
+        result, as the sweep read it."""
         kind = type(body)
         if kind in _NOT_LEAVES:
             raise Unsupported("a scope result that is not normalized")
@@ -98,14 +98,15 @@ class FunctionChecks:
         return tvm_ffi.convert({var: var for h, var in defined.items() if h in needed})
 
     @staticmethod
-    def if_binding(var, value) -> None:
-        """Rules 1 and 3 on a binding of an If: TVM wraps a branch whose type is not the
-        If's, and gives the If's variable the rebuilt If's type."""
+    def if_binding(var, value, true_branch, false_branch) -> None:
+        """Rules 1 and 3 on a binding of an If (``true_branch`` and ``false_branch``: its
+        branches, as the sweep read them): TVM wraps a branch whose type is not the If's,
+        and gives the If's variable the rebuilt If's type."""
         ty = value.ty
         if not (
             same_type(var.ty, ty)
-            and same_type(value.true_branch.ty, ty)
-            and same_type(value.false_branch.ty, ty)
+            and same_type(true_branch.ty, ty)
+            and same_type(false_branch.ty, ty)
         ):
             raise Unsupported("an If whose branches or variable have other types")
 

@@ -231,6 +231,25 @@ class _Sweeper:
         self.null_values: set[int] = set()
         self.killed: set[int] = set()
         self.op_codes = _op_codes(canonicalize)
+        #: what :meth:`scope` binds to locals, made once per sweep
+        self.hot = (
+            ir.array_get,
+            ir.array_size,
+            ir.Var,
+            ir.DataflowVar,
+            ir.Call,
+            ir.Op,
+            ir.GlobalVar,
+            ir.VarBinding,
+            relax.ExternFunc,
+            ir.If,
+            _LEAVES,
+            self.op_codes.get,
+            SHIFT,
+            self.closed,
+            self.subst,
+            self.storage.add,
+        )  # no bound method of the sweeper: it would refer to itself
         #: the rebuild rules checked on the way (None: TVM's output is swept, as it is)
         self.checks: FunctionChecks | None = None
         #: (scope, alias, source) of each ``alias = R.match_cast(source, T)`` with T the
@@ -264,31 +283,42 @@ class _Sweeper:
             )
         depth = len(self.stack)
         index = len(self.scopes)
-        blocks = ir.items(seq.blocks)
+        blocks = seq.blocks
+        if ir.array_size(blocks) == 1:  # the commonest scope
+            blocks = [ir.array_get(blocks, 0)]
+        else:
+            blocks = ir.items(blocks)
         scope = Scope(seq, blocks, depth, index, (*chain, index))
         self.scopes.append(scope)
         self.stack.append(scope)
         pos_stack = self.pos_stack
         pos_stack.append(0)
 
-        # locals: the loop below runs once per binding
-        array_get, array_size = ir.array_get, ir.array_size
-        var_t, dataflow_var_t, call_t, op_t, global_var_t = (
-            ir.Var,
-            ir.DataflowVar,
-            ir.Call,
-            ir.Op,
-            ir.GlobalVar,
-        )
-        var_binding_t, extern_func_t, leaves = ir.VarBinding, relax.ExternFunc, _LEAVES
-        op_code, shift = self.op_codes.get, SHIFT
-        last, closed, subst = scope.last, self.closed, self.subst
-        storage_add = self.storage.add
-        touched = scope.touched
-        vars_append, kinds_append = scope.vars.append, scope.kinds.append
+        # locals: the loop below runs once per binding (the sweep's own, made once per
+        # sweep: a scope of an If branch often has three bindings)
+        (
+            array_get,
+            array_size,
+            var_t,
+            dataflow_var_t,
+            call_t,
+            op_t,
+            global_var_t,
+            var_binding_t,
+            extern_func_t,
+            if_t,
+            leaves,
+            op_code,
+            shift,
+            closed,
+            subst,
+            storage_add,
+        ) = self.hot
         use, use_outer = self.use, self.use_outer
         # trivial rebindings ``lv = alloc`` (a third of a lowered decoder's bindings)
         rebinding = self.rebinding if self.canonicalize else None
+        last, touched = scope.last, scope.touched
+        vars_append, kinds_append = scope.vars.append, scope.kinds.append
 
         subst_in_alloc = self.subst_in_alloc
         pos = 0
@@ -311,6 +341,8 @@ class _Sweeper:
                         and type(binding) is var_binding_t
                     ):
                         rebinding(var, value, h, scope, pos)
+                    elif type(value) is if_t and type(binding) is var_binding_t:
+                        self.if_binding(var, value, scope, pos)
                     else:
                         self.binding(binding, var, value, h, scope, pos)
                     subst_in_alloc = self.subst_in_alloc
@@ -402,9 +434,17 @@ class _Sweeper:
         if scope.first_nested < 0:
             scope.first_nested = pos
         pos_stack[depth] = OUTPUT
-        use(seq.body)
+        body = seq.body
+        if type(body) is var_t and not subst:  # use_var, written out: the commonest result
+            bh = body.__chandle__() >> shift
+            if bh in last:
+                last[bh] = OUTPUT
+            else:
+                use_outer(bh, body, OUTPUT)
+        else:
+            use(body)
         if self.checks is not None:
-            self.checks.scope(seq, bool(blocks))
+            self.checks.scope(seq, body, bool(blocks))
         pos_stack.pop()
         self.stack.pop()
         if depth:
@@ -444,16 +484,7 @@ class _Sweeper:
             else:
                 self.use_value(value)
         elif kind is ir.If:
-            if self.checks is not None:
-                self.checks.if_binding(var, value)
-            if scope.first_nested < 0:
-                scope.first_nested = pos
-            self.use(value.cond)
-            chain = scope.chain
-            scope.children[pos] = [
-                self.scope(value.true_branch, chain),
-                self.scope(value.false_branch, chain),
-            ]
+            self.if_binding(var, value, scope, pos)
         elif kind is ir.GenericConst:
             if type(value.ty) is ir.TensorType:  # TVM's pass kills an R.dtype variable
                 self.constants.add(h)
@@ -466,6 +497,18 @@ class _Sweeper:
             scope.children[pos] = [self.scope(body, scope.chain)]
         else:
             self.use_value(value)
+
+    def if_binding(self, var, value, scope: Scope, pos: int) -> None:
+        """``var = If(cond, true_branch, false_branch)``: the condition is used here, and
+        each branch is a scope of its own."""
+        true_branch, false_branch = value.true_branch, value.false_branch
+        if self.checks is not None:
+            self.checks.if_binding(var, value, true_branch, false_branch)
+        if scope.first_nested < 0:
+            scope.first_nested = pos
+        self.use(value.cond)
+        chain = scope.chain
+        scope.children[pos] = [self.scope(true_branch, chain), self.scope(false_branch, chain)]
 
     def new_canonicalizer(self) -> Canonicalizer:
         """The canonicalizer, made at the first candidate binding."""

@@ -100,20 +100,17 @@ def plan_kills(
         last = scope.last
         if extended:
             last = {h: extended.get(h, pos) for h, pos in last.items()}
-        used = [
-            (order, pos)
-            for order, (h, pos) in enumerate(last.items())
-            if pos is not None and h not in excluded
-        ]
-        # storage: known by its operator
-        keys = [
-            (pos * _SLOTS + 1) * stride + order
-            for order, pos in used
-            if kinds[order] == STORAGE and -1 < pos < limit
-        ]
-        # any other variable by its type, alloc_tensor results too (TVM's rule), and the
-        # type of each used one read, wherever its last use is (rule 5b)
-        for order, pos in [(order, pos) for order, pos in used if kinds[order] != STORAGE]:
+        keys = []
+        add_key = keys.append
+        for order, (h, pos) in enumerate(last.items()):
+            if pos is None or h in excluded:
+                continue
+            if kinds[order] == STORAGE:  # storage: known by its operator
+                if -1 < pos < limit:
+                    add_key((pos * _SLOTS + 1) * stride + order)
+                continue
+            # any other variable by its type, alloc_tensor results too (TVM's rule), and
+            # the type of each used one read, wherever its last use is (rule 5b)
             var = variables[order]
             var_ty = var.ty
             ty = type(var_ty)
@@ -126,7 +123,7 @@ def plan_kills(
                     raise NeedsTVMCanonicalization  # TVM replaces its uses by R.tuple()
                 slot = 2
             if -1 < pos < limit:
-                keys.append((pos * _SLOTS + slot) * stride + order)
+                add_key((pos * _SLOTS + slot) * stride + order)
         if outside:
             variables = [*variables, *(var for _, _, var in outside)]
             for i, (h, pos, var) in enumerate(outside):

@@ -53,7 +53,10 @@ def _rewrite_scope(scope: Scope, plan: dict, canon):
         return None
 
     # positions whose binding changes (kills only follow a binding)
-    special = sorted({*touched, *removed, *new_children} - {OUTPUT})
+    if touched or removed:
+        special = sorted({*touched, *removed, *new_children} - {OUTPUT})
+    else:  # the nested scopes only: ascending already, as the sweep found them
+        special = list(new_children)
     n_kills, n_special = len(kill_pos), len(special)
     rebuilt_get = scope.rebuilt.get
     ki = si = 0

@@ -131,12 +131,18 @@ def _rewrite_scope(scope: Scope, plan: dict, canon):
             merged[-1][2] = merged[-1][2] + out
         else:
             merged.append([dataflow, block, out])
-    blocks = [
-        block
-        if block is not None
-        else (ir.make_dataflow_block if dataflow else ir.make_binding_block)(out, None)
-        for dataflow, block, out in merged
-    ]
+    if len(merged) == 1:  # the commonest scope: one block
+        [(dataflow, block, out)] = merged
+        if block is None:
+            block = (ir.make_dataflow_block if dataflow else ir.make_binding_block)(out, None)
+        blocks = [block]
+    else:
+        blocks = [
+            block
+            if block is not None
+            else (ir.make_dataflow_block if dataflow else ir.make_binding_block)(out, None)
+            for dataflow, block, out in merged
+        ]
     seq = scope.seq
     body = seq.body
     if OUTPUT in touched:

@@ -535,6 +535,7 @@ class _Sweeper:
         args = value.args
         new_args = []
         changed, simple = False, True
+        outer = len(self.stack) > 1 or self.closed  # else a variable not in ``last`` is a parameter
         for i in range(ir.array_size(args)):
             arg = array_get(args, i)
             arg_type = type(arg)
@@ -549,7 +550,7 @@ class _Sweeper:
                     ah = arg.__chandle__() >> SHIFT
                 if ah in last:
                     last[ah] = pos
-                else:
+                elif outer:
                     self.use_outer(ah, arg, pos)
             elif arg_type not in _LEAVES:
                 self.pos_stack[-1] = pos
@@ -567,7 +568,7 @@ class _Sweeper:
         and, when it differs, the replacement's, which tell whether either can stand in an
         allocation's non-storage arguments (a chain of rebindings has each of its types in
         some link)."""
-        if ir.is_var(replacement):
+        if type(replacement) is ir.Var or type(replacement) is ir.DataflowVar:
             self.subst[h] = replacement
         else:
             self.subst[h] = None

@@ -66,10 +66,15 @@ def _kill_makers() -> tuple:
 
 
 def plan_kills(
-    sweep: Sweep, *, exclude_null_value: bool, tvm_compatible: bool
+    sweep: Sweep, *, exclude_null_value: bool, tvm_compatible: bool, make_kills=None
 ) -> dict[int, tuple[list[int], list]]:
     """Map ``scope index -> (positions, kills)``: the kill bindings to insert into the
-    scope, in order, and the position of the binding each one follows (ascending)."""
+    scope, in order, and the position of the binding each one follows (ascending).
+
+    ``make_kills`` replaces what a kill is: :func:`kill_recipes` gives each as
+    ``(kill operator, variable, whether its type was read)`` instead of its binding,
+    built by nothing (the floor of :mod:`.profile` builds its kills itself)."""
+    make_kills = make_kills or _make_kills
     skip = sweep.killed | sweep.constants  # never killed (again)
     if exclude_null_value:
         skip |= sweep.null_values
@@ -132,7 +137,7 @@ def plan_kills(
                     keys.append((pos * _SLOTS + slot) * stride + len(scope.vars) + i)
         if keys:
             keys.sort()
-            plans[scope.index] = _make_kills(scope, keys, stride, variables)
+            plans[scope.index] = make_kills(scope, keys, stride, variables)
     return plans
 
 
@@ -175,6 +180,19 @@ def _void_use(var, var_ty) -> bool:
     """A used Var of void type ``R.Tuple()``: TVM's Normalizer replaces each of its uses by
     ``R.tuple()`` (a DataflowVar is left alone), which benchkill does not reproduce."""
     return type(var) is ir.Var and is_void_type(var_ty)
+
+
+def kill_recipes(scope, keys: list[int], stride: int, variables: list) -> tuple[list[int], list]:
+    """:func:`_make_kills` without the kill bindings: ``(kill operator, variable, whether
+    its type was read)`` of each (the type of every killed variable but a storage is)."""
+    kill_ops = _kill_makers()[1]
+    positions, recipes = [], []
+    for key in keys:
+        rest, order = divmod(key, stride)
+        pos, slot = divmod(rest, _SLOTS)
+        recipes.append((kill_ops[slot], variables[order], slot != 1))
+        positions.append(pos)
+    return positions, recipes
 
 
 def _make_kills(scope, keys: list[int], stride: int, variables: list) -> tuple[list[int], list]:

@@ -25,10 +25,9 @@ from tvm import relax
 from benchkill.passes import fallback
 from benchkill.passes.canonicalize import Unsupported, _structural_equal
 from benchkill.passes.last_use import NeedsTVMCanonicalization, sweep_function
-from benchkill.passes.plan import plan_kills
+from benchkill.passes.plan import kill_recipes, plan_kills
 from benchkill.passes.rewrite import rewrite_function
 from benchkill.relax import ffi as ir
-from benchkill.relax import ops
 
 STEPS = ("sweep", "plan", "rebuild", "free", "fallback")
 
@@ -113,13 +112,8 @@ def floor_work(func) -> FloorWork:
     (outside any timing); a function the sweep hands to the fallback raises
     :class:`NeedsTVMCanonicalization` or :class:`Unsupported`."""
     sweep = sweep_function(func)
-    plan = plan_kills(sweep, exclude_null_value=True, tvm_compatible=True)
-    kills = []
-    for _, scope_kills in plan.values():
-        for kill in scope_kills:
-            call = kill.value
-            op = call.op
-            kills.append((op, ir.array_get(call.args, 0), op.name != ops.KILL_STORAGE))
+    plan = plan_kills(sweep, exclude_null_value=True, tvm_compatible=True, make_kills=kill_recipes)
+    kills = [kill for _, scope_kills in plan.values() for kill in scope_kills]
     rebuilt = tuple(entry for scope in sweep.scopes for entry in scope.rebuilt.values())
     return FloorWork(
         func,

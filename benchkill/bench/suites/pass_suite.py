@@ -82,7 +82,7 @@ FLOOR_BUDGET_SECONDS = 1.5
 NAIVE_MAX_BINDINGS = 30_000
 #: Seconds of timed rounds of the naive port and of TVM's pass per case (each stops
 #: before going over).
-NAIVE_BUDGET_SECONDS, TVM_BUDGET_SECONDS = 3.0, 10.0
+NAIVE_BUDGET_SECONDS, TVM_BUDGET_SECONDS = 1.5, 10.0
 #: Largest module whose peak Python memory is measured.
 MEMORY_MAX_BINDINGS = 30_000
 #: Timed rounds: as many as fit CASE_BUDGET_SECONDS, within [min_repeats(), MAX_REPEATS].

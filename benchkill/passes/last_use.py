@@ -380,8 +380,8 @@ class _Sweeper:
                             arg_type = type(arg)
                             if arg_type is var_t or arg_type is dataflow_var_t:
                                 ah = arg.__chandle__() >> shift
-                                if ah in subst:  # redo the call (recording uses is idempotent)
-                                    self.substituted_call(value, op, var, scope, pos)
+                                if ah in subst:  # the rest of the call, substituted
+                                    self.substituted_call(value, op, var, scope, pos, args, i)
                                     break
                                 if ah in last:
                                     last[ah] = pos
@@ -524,19 +524,22 @@ class _Sweeper:
         self.substitute(h, replacement, var_ty, value_ty)
         scope.removed.add(pos)
 
-    def substituted_call(self, value, op, var, scope: Scope, pos: int) -> None:
-        """The hot path's loop over a call's arguments once canonicalization substitutes
-        variables: uses are recorded as uses of the replacements, and when only variables
-        are replaced (by variables, or by the constants they are bound to) the new arguments
-        are kept for the rebuild (``Scope.rebuilt``), which then needs no second read of the
-        call."""
+    def substituted_call(self, value, op, var, scope: Scope, pos: int, args, first: int) -> None:
+        """The hot path's loop over a call's arguments ``args`` from ``first``, the first
+        one canonicalization substitutes (the uses of those before were recorded): uses are
+        recorded as uses of the replacements, and when only variables are replaced (by
+        variables, or by the constants they are bound to) the new arguments are kept for the
+        rebuild (``Scope.rebuilt``), which then needs no second read of the call."""
         subst, last = self.subst, scope.last
         array_get = ir.array_get
-        args = value.args
-        new_args = []
-        changed, simple = False, True
+        changed = True  # the argument at ``first`` is substituted
+        if first:
+            new_args = [array_get(args, i) for i in range(first)]
+            simple = all(ir.is_var(arg) or type(arg) in _LEAVES for arg in new_args)
+        else:
+            new_args, simple = [], True
         outer = len(self.stack) > 1 or self.closed  # else a variable not in ``last`` is a parameter
-        for i in range(ir.array_size(args)):
+        for i in range(first, ir.array_size(args)):
             arg = array_get(args, i)
             arg_type = type(arg)
             if arg_type is ir.Var or arg_type is ir.DataflowVar:

@@ -41,6 +41,7 @@ TIME_SELECTIONS: tuple[Selection, ...] = (
     ("benchkill CPU time (pass_cpu_time)", r"impl=benchkill.*\] pass_cpu_time$"),
     ("benchkill wall time (pass_time)", r"impl=benchkill.*\] pass_time$"),
     ("speedup TVM/benchkill (speedup_vs_tvm)", r"\] speedup_vs_tvm$"),
+    ("benchkill / floor (time_over_floor)", r"\] time_over_floor$"),
 )
 SELECTIONS = TIME_SELECTIONS  # (the name of the time selections before other kinds)
 

@@ -71,6 +71,7 @@ EXACT_NOTE = "exact"
 # unknown is lower-is-better (time and memory, as asv assumes).
 BETTER_BY_METRIC = {
     "speedup_vs_tvm": "higher",
+    "time_over_floor": "lower",  # benchkill's time over the floor's (pass suite)
     "instructions_vs_tvm": "higher",
     "peak_over_bound": "lower",
     # the same quantities as benchkill's asv suite names them (see results.asv_import)

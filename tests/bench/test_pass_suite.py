@@ -183,6 +183,7 @@ def test_run_case_records_with_a_fake_clock():
         ("benchkill", ps.SPEEDUP),
         (ps.FLOOR, ps.TIME),
         (ps.FLOOR, ps.CPU_TIME),
+        ("benchkill", ps.OVER_FLOOR),
     }
     # every clock reading advances 1 s, so a run "takes" 1 s: benchkill's first round
     # predicts 5 rounds in the budget of 5 s; TVM's budget of 10 s holds them all, the
@@ -204,6 +205,8 @@ def test_run_case_records_with_a_fake_clock():
     assert by[("benchkill", ps.MEMORY)].samples[0] > 0  # its sweep's dicts and wrappers
     speedup = by[("benchkill", ps.SPEEDUP)]
     assert speedup.unit == "ratio" and speedup.samples == (1.0,) * 5
+    over = by[("benchkill", ps.OVER_FLOOR)]  # the one round the floor ran in
+    assert over.unit == "ratio" and over.samples == (1.0,) and over.extra["denominator"] == "floor"
     assert all(r.extra["bindings_actual"] > 0 and r.suite == "pass" for r in records)
 
 
@@ -311,6 +314,7 @@ def test_the_floor_runs_in_benchkill_and_tvm_rounds_and_only_with_benchkill(monk
     floor = _by(ps.run_case(ps.case("chain", 30), clock=FakeClock(1.0), passes=passes))
     assert calls.count(ps.FLOOR) == 1
     assert floor[(ps.FLOOR, ps.TIME)].extra["sample_is_warmup"] is True
+    assert ("benchkill", ps.OVER_FLOOR) not in floor  # no round of its own to divide by
     calls.clear()
     only_tvm = {"tvm": passes["tvm"]}
     records = ps.run_case(ps.case("chain", 30), clock=FakeClock(1.0), passes=only_tvm)
@@ -391,3 +395,28 @@ def test_speedup_is_the_ratio_of_cpu_times_round_by_round():
     speedup = _by(records)[("benchkill", ps.SPEEDUP)]
     assert speedup.samples and set(speedup.samples) == {3.0}
     assert speedup.extra["clock"] == "process_time"
+
+
+def test_time_over_floor_is_benchkill_over_the_floor_round_by_round(monkeypatch):
+    """Here benchkill's calls take 2 CPU seconds and the floor's 0.5: every round the floor
+    ran in gives 4 (the floor's budget holds the 5 rounds of 1 wall second each)."""
+    cpu = [0.0]
+
+    class CostlyWork:
+        def run(self):
+            cpu[0] += 0.5
+
+    def benchkill(mod):
+        cpu[0] += 2.0
+        return real["benchkill"](mod)
+
+    real = ps.implementations(include_naive=False)
+    monkeypatch.setattr(ps, "floor_work", lambda mod: CostlyWork())
+    monkeypatch.setattr(ps, "FLOOR_BUDGET_SECONDS", 10.0)
+    passes = {"benchkill": benchkill, "tvm": real["tvm"]}
+    records = ps.run_case(
+        ps.case("chain", 30), clock=FakeClock(1.0), passes=passes, cpu_clock=lambda: cpu[0]
+    )
+    over = _by(records)[("benchkill", ps.OVER_FLOOR)]
+    assert over.samples == (4.0,) * 5 and over.extra["clock"] == "process_time"
+    assert over.status == OK

@@ -106,6 +106,16 @@ def test_higher_is_better_metrics_invert_the_verdict():
     assert classify(new, base, 1.1, 0.002).verdict == IMPROVEMENT
 
 
+def test_a_rising_time_over_floor_is_a_regression():
+    """benchkill's time over the floor's is a ratio, but a lower one is better."""
+    base, new = (
+        rec(BASE10, "time_over_floor", "ratio"),
+        rec(scaled(BASE10, 1.3), "time_over_floor", "ratio"),
+    )
+    assert classify(base, new, 1.1, 0.002).verdict == REGRESSION
+    assert classify(new, base, 1.1, 0.002).verdict == IMPROVEMENT
+
+
 def test_direction_table():
     assert better_direction("pass_time", "seconds") == "lower"
     assert better_direction("vm_peak_bytes", "bytes") == "lower"

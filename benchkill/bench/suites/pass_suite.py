@@ -32,7 +32,8 @@ Each case also
   naive port's); a mismatch turns the records FAILED with the difference, never hidden;
 * measures the peak Python memory (tracemalloc) of each pass, in its warm-up run, up to
   :data:`MEMORY_MAX_BINDINGS`;
-* derives the speedup TVM / benchkill of every round.
+* derives the speedup TVM / benchkill of every round, and benchkill / floor of every round
+  the floor ran in (:data:`OVER_FLOOR`; none when its one sample is its warm-up).
 
 The scaling exponent (slope of log time vs log bindings) is fitted across cases by
 :func:`benchkill.reporting.targets.scaling_exponents`.
@@ -91,6 +92,10 @@ MIN_REPEATS, MAX_REPEATS, CASE_BUDGET_SECONDS = 3, 15, 5.0
 LARGE_BINDINGS, LARGE_MIN_REPEATS = 150_000, 2
 
 TIME, MEMORY, SPEEDUP = "pass_time", "pass_peak_python_memory", "speedup_vs_tvm"
+#: benchkill's time over the floor's, round by round (lower is better): how far the pass's
+#: own Python is from the FFI work it cannot skip, measured in the same rounds, so a
+#: machine that slows both moves it less than either time (README "trust").
+OVER_FLOOR = "time_over_floor"
 #: The same rounds timed in CPU time of the process (``time.process_time``).  Other
 #: processes do not add to it, but on a virtual machine time the hypervisor takes from the
 #: vCPU does (measured: it drifts between runs like wall time, see README "trust").
@@ -322,6 +327,12 @@ def run_case(
         ratios = [t / b for t, b in pairs if b > 0]
         clock = "process_time" if cpu else "perf_counter"
         records.append(record("benchkill", SPEEDUP, "ratio", ratios, numerator="tvm", clock=clock))
+        if FLOOR in times and FLOOR not in timing.from_warmup:  # a sample of its own round
+            pairs = zip(times["benchkill"], times[FLOOR], strict=False)
+            over = [b / f for b, f in pairs if f > 0]
+            records.append(
+                record("benchkill", OVER_FLOOR, "ratio", over, denominator=FLOOR, clock=clock)
+            )
     return records
 
 

@@ -46,7 +46,7 @@ MAX_TICKS = 12
 #: The metrics of benchkill's own suites that get a history (others: secondary figures
 #: such as build time; records of other suites, e.g. asv's, all get one).
 HISTORY_METRICS = {
-    "pass": ("pass_time", "speedup_vs_tvm", "pass_instructions"),
+    "pass": ("pass_time", "speedup_vs_tvm", "time_over_floor", "pass_instructions"),
     "vm": ("vm_peak_bytes", "vm_run_time"),
 }
 
@@ -71,6 +71,8 @@ def _panel_variant(r: ResultRecord) -> tuple[str, str, str, str, tuple[Any, ...]
         label = palette.IMPL_LABELS.get(impl, impl)
         if r.metric == "speedup_vs_tvm":
             label = "TVM / benchkill"
+        elif r.metric == "time_over_floor":
+            label = "benchkill / floor"
         return panel, label, palette.colour(impl), "-", (0, palette.impl_rank(impl))
     if "kill" in p and "exec_mode" in p:
         mode = (str(p["exec_mode"]), str(p.get("memory_cfg", "pooled")))

@@ -30,13 +30,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "verdicts: regression, improvement, no change, noisy (IQR above 10% of the "
         "median), insufficient samples (too few for --alpha), failed, missing; exact: "
         "both sides' samples identical, no test needed.  On a shared machine absolute "
-        "times move between runs; speedup_vs_tvm, measured side by side, moves less and "
-        'instruction counts not at all (README, "trust").  benchkill\'s pass times note '
-        "how far their case's floor moved where both runs timed it (floor moved R): a "
-        "regression that the floor shows too is the machine's.\n\n"
+        "times move between runs; speedup_vs_tvm and time_over_floor (benchkill's time "
+        "over the floor's), measured side by side, move less, and instruction counts not "
+        'at all (README, "trust": time_over_floor gave no false alarm where the CPU times '
+        "gave 7 in 10).  benchkill's pass times note how far their case's floor moved "
+        "where both runs timed it (floor moved R): a regression that the floor shows too "
+        "is the machine's.\n\n"
         "example:\n"
         "  benchkill compare results/baseline-2core-vm/20261201T213729Z-1f76611.json \\\n"
-        "      results/<machine>/<new>.json --only speedup_vs_tvm"
+        "      results/<machine>/<new>.json --only 'speedup_vs_tvm|time_over_floor'"
     )
     p.add_argument("base", type=Path, help="results file of the baseline")
     p.add_argument("new", type=Path, help="results file to check against it")

@@ -37,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "where both runs timed it (floor moved R): a regression that the floor shows too "
         "is the machine's.\n\n"
         "example:\n"
-        "  benchkill compare results/baseline-2core-vm/20261201T213729Z-1f76611.json \\\n"
+        "  benchkill compare results/baseline-2core-amd/20261203T113705Z-e85a277.json \\\n"
         "      results/<machine>/<new>.json --only 'speedup_vs_tvm|time_over_floor'"
     )
     p.add_argument("base", type=Path, help="results file of the baseline")

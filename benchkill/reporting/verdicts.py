@@ -76,6 +76,7 @@ BETTER_BY_METRIC = {
     "peak_over_bound": "lower",
     # the same quantities as benchkill's asv suite names them (see results.asv_import)
     "pass_speedup": "higher",
+    "pass_time_over_floor": "lower",
     "vm_peak_over_bound": "lower",
 }
 BETTER_BY_UNIT = {

@@ -111,6 +111,7 @@ def test_direction_table():
     assert better_direction("vm_peak_bytes", "bytes") == "lower"
     assert better_direction("speedup_vs_tvm", "ratio") == "higher"
     assert better_direction("peak_over_bound", "ratio") == "lower"
+    assert better_direction("pass_time_over_floor", "ratio") == "lower"  # asv's name
     assert better_direction("anything", "ratio") == "higher"
     assert better_direction("mystery", "widgets") == "lower"
     assert better_direction("vm_run_time", "s") == "lower"

@@ -79,6 +79,7 @@ def _ratios(mod, passes: dict, bindings: int, floor: bool = True) -> tuple[float
     """Medians over interleaved rounds of TVM's CPU time / benchkill's and, with ``floor``,
     of benchkill's / the floor's (else, or when the floor has no round of its own, None),
     outputs checked first."""
+    from benchkill.bench.model import FLOOR
     from benchkill.bench.suites.pass_suite import (
         FLOOR_BUDGET_SECONDS,
         floor_work,
@@ -90,22 +91,22 @@ def _ratios(mod, passes: dict, bindings: int, floor: bool = True) -> tuple[float
     functions = {name: (lambda p=p: p(mod)) for name, p in passes.items()}
     work = floor_work(mod) if floor else None
     if work is not None:
-        functions["floor"] = work.run
+        functions[FLOOR] = work.run
     timing = interleave(
         functions,
         round_budget(bindings),
         keep_outputs=False,
         cpu_clock=time.process_time,  # as the pass suite's speedup_vs_tvm
-        budgets={"floor": FLOOR_BUDGET_SECONDS} if work is not None else None,
-        check=lambda outputs: output_errors({k: v for k, v in outputs.items() if k != "floor"}),
+        budgets={FLOOR: FLOOR_BUDGET_SECONDS} if work is not None else None,
+        check=lambda outputs: output_errors({k: v for k, v in outputs.items() if k != FLOOR}),
     )
     if timing.checked:
         raise RuntimeError("; ".join(timing.checked.values()))
     cpu = timing.cpu_samples
     speedup = statistics.median(t / b for t, b in zip(cpu["tvm"], cpu["benchkill"], strict=True))
-    if work is None or "floor" in timing.from_warmup:
+    if work is None or FLOOR in timing.from_warmup:
         return speedup, None
-    over = [b / f for b, f in zip(cpu["benchkill"], cpu["floor"], strict=False) if f > 0]
+    over = [b / f for b, f in zip(cpu["benchkill"], cpu[FLOOR], strict=False) if f > 0]
     return speedup, statistics.median(over)
 
 

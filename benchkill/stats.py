@@ -212,3 +212,9 @@ def loglog_slope(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
     sxx = math.fsum((a - mx) ** 2 for a in lx)
     slope = sxy / sxx
     return slope, my - slope * mx
+
+
+def round_ratios(numerators: Sequence[float], denominators: Sequence[float]) -> list[float]:
+    """``numerators[i] / denominators[i]`` of every round both have (one that stopped early,
+    at its time budget, has the first rounds), rounds with a zero denominator left out."""
+    return [a / b for a, b in zip(numerators, denominators, strict=False) if b > 0]

@@ -87,6 +87,7 @@ def _ratios(mod, passes: dict, bindings: int, floor: bool = True) -> tuple[float
         round_budget,
     )
     from benchkill.bench.timing import interleave
+    from benchkill.stats import round_ratios
 
     functions = {name: (lambda p=p: p(mod)) for name, p in passes.items()}
     work = floor_work(mod) if floor else None
@@ -98,16 +99,15 @@ def _ratios(mod, passes: dict, bindings: int, floor: bool = True) -> tuple[float
         keep_outputs=False,
         cpu_clock=time.process_time,  # as the pass suite's speedup_vs_tvm
         budgets={FLOOR: FLOOR_BUDGET_SECONDS} if work is not None else None,
-        check=lambda outputs: output_errors({k: v for k, v in outputs.items() if k != FLOOR}),
+        check=output_errors,
     )
     if timing.checked:
         raise RuntimeError("; ".join(timing.checked.values()))
     cpu = timing.cpu_samples
-    speedup = statistics.median(t / b for t, b in zip(cpu["tvm"], cpu["benchkill"], strict=True))
+    speedup = statistics.median(round_ratios(cpu["tvm"], cpu["benchkill"]))
     if work is None or FLOOR in timing.from_warmup:
         return speedup, None
-    over = [b / f for b, f in zip(cpu["benchkill"], cpu[FLOOR], strict=False) if f > 0]
-    return speedup, statistics.median(over)
+    return speedup, statistics.median(round_ratios(cpu["benchkill"], cpu[FLOOR]))
 
 
 class ModelPass:

@@ -15,6 +15,7 @@ from benchkill.stats import (
     mann_whitney_u,
     min_attainable_p,
     quantile,
+    round_ratios,
     summarize,
 )
 
@@ -196,3 +197,10 @@ def test_loglog_slope_matches_numpy_polyfit():
 def test_loglog_slope_rejects_bad_input(x, y):
     with pytest.raises(BenchkillError):
         loglog_slope(x, y)
+
+
+def test_round_ratios_pair_rounds_in_order_up_to_the_shorter_side():
+    # the second side stopped at its budget after two rounds; a zero round is left out
+    assert round_ratios([2.0, 3.0, 4.0], [1.0, 2.0]) == [2.0, 1.5]
+    assert round_ratios([2.0, 3.0], [0.0, 1.5]) == [2.0]
+    assert round_ratios([], [1.0]) == []

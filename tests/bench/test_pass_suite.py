@@ -420,3 +420,11 @@ def test_time_over_floor_is_benchkill_over_the_floor_round_by_round(monkeypatch)
     over = _by(records)[("benchkill", ps.OVER_FLOOR)]
     assert over.samples == (4.0,) * 5 and over.extra["clock"] == "process_time"
     assert over.status == OK
+
+
+def test_output_errors_leave_the_floor_out():
+    """The floor's run returns a function that is not a pass's output: never compared."""
+    mod = ps.generate("chain", 10, 0)
+    tvm_out = relax.transform.KillAfterLastUse()(mod)
+    assert ps.output_errors({"tvm": tvm_out, ps.FLOOR: mod, "benchkill": tvm_out}) == {}
+    assert set(ps.output_errors({"tvm": tvm_out, "benchkill": mod})) == {"benchkill"}

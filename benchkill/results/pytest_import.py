@@ -10,8 +10,11 @@ and the record has the median alone (``compare`` then says "insufficient samples
 
 A benchmark whose ``extra_info`` holds ``tvm_seconds`` (one TVM time per round, measured
 between the rounds: ``tests/benchmarks/test_bench_pass.py::test_pass_beside_tvm``) also gets
-the metric ``speedup_vs_tvm``: TVM's time over the benchmark's, round by round.  That ratio
-of two passes timed side by side moves far less with the machine's speed than either time.
+the metric ``speedup_vs_tvm``: TVM's time over the benchmark's, round by round; one whose
+``extra_info`` holds ``floor_seconds`` (the floor's time per round, measured the same way)
+gets ``time_over_floor``: the benchmark's time over the floor's, round by round, lower
+better, as the pass suite's metric of that name.  Such a ratio of two functions timed side
+by side moves far less with the machine's speed than either time.
 """
 
 from __future__ import annotations
@@ -25,11 +28,17 @@ from benchkill.bench.model import Machine, label
 from benchkill.errors import BenchkillError
 from benchkill.results.store import ResultRecord, Results, RunSettings
 from benchkill.results.validation import check_records
-from benchkill.stats import summarize
+from benchkill.stats import round_ratios, summarize
 
 SUITE = "pytest-benchmark"
 #: ``extra_info`` key of the per-round times of the reference (TVM's pass).
 REFERENCE_KEY = "tvm_seconds"
+#: ``extra_info`` key of the per-round times of the floor
+#: (:func:`benchkill.bench.suites.pass_suite.floor_work`).
+FLOOR_KEY = "floor_seconds"
+#: ``extra_info`` key -> (metric, whether the benchmark's time is the numerator) of the
+#: per-round ratios a benchmark gets.
+ROUND_RATIOS = {REFERENCE_KEY: ("speedup_vs_tvm", False), FLOOR_KEY: ("time_over_floor", True)}
 
 
 def is_pytest_benchmark(data: Any) -> bool:
@@ -70,20 +79,20 @@ def _records(bench: dict[str, Any]) -> list[ResultRecord]:
         )
     ]
     extra = bench.get("extra_info") or {}
-    if isinstance(extra, dict) and REFERENCE_KEY in extra and own is not None:
-        reference = _numbers(extra[REFERENCE_KEY], f"{fullname}: extra_info.{REFERENCE_KEY}")
-        if len(reference) != len(own):
-            raise ValueError(f"{fullname}: {len(reference)} {REFERENCE_KEY} for {len(own)} rounds")
-        if min(own) <= 0:
+    if not isinstance(extra, dict) or own is None:
+        return out
+    for key, (metric, own_over_other) in ROUND_RATIOS.items():
+        if key not in extra:
+            continue
+        other = _numbers(extra[key], f"{fullname}: extra_info.{key}")
+        if len(other) != len(own):
+            raise ValueError(f"{fullname}: {len(other)} {key} for {len(own)} rounds")
+        if min(own) <= 0 or min(other) <= 0:
             raise ValueError(f"{fullname}: a round's time is 0 or negative")
-        ratios = tuple(r / t for r, t in zip(reference, own, strict=True))
+        ratios = tuple(round_ratios(own, other) if own_over_other else round_ratios(other, own))
         out.append(
             ResultRecord(
-                **common,
-                metric="speedup_vs_tvm",
-                unit="ratio",
-                samples=ratios,
-                summary=summarize(ratios),
+                **common, metric=metric, unit="ratio", samples=ratios, summary=summarize(ratios)
             )
         )
     return out

@@ -14,8 +14,9 @@ from benchkill.results.pytest_import import SUITE
 
 ROUNDS = 12
 
-#: Like tests/benchmarks/test_bench_pass.py::test_pass_beside_tvm: a reference timed in the
-#: setup of each round, its times in extra_info["tvm_seconds"].
+#: Like tests/benchmarks/test_bench_pass.py::test_pass_beside_tvm: a reference and a floor
+#: timed in the setup of each round, their times in extra_info["tvm_seconds"] and
+#: extra_info["floor_seconds"].
 BENCH = f"""
 import time
 import pytest
@@ -26,16 +27,23 @@ def reference():
 def own():
     return sum(range(20000))
 
+def floor():
+    return sum(range(5000))
+
 @pytest.mark.parametrize("n", [1, 2])
 def test_speedup(benchmark, n):
-    seconds = []
+    seconds, floor_seconds = [], []
     def setup():
         start = time.perf_counter()
         reference()
-        seconds.append(time.perf_counter() - start)
+        middle = time.perf_counter()
+        floor()
+        seconds.append(middle - start)
+        floor_seconds.append(time.perf_counter() - middle)
         return (), {{}}
     benchmark.pedantic(own, setup=setup, rounds={ROUNDS}, iterations=1, warmup_rounds=1)
     benchmark.extra_info["tvm_seconds"] = seconds[1:]
+    benchmark.extra_info["floor_seconds"] = floor_seconds[1:]
 
 def test_plain(benchmark):
     benchmark.pedantic(own, rounds=3, iterations=1)
@@ -77,7 +85,14 @@ def test_rounds_become_samples_and_the_reference_a_ratio_per_round(saved):
             [r / t for r, t in zip(reference, time_.samples, strict=True)]
         )
         assert ratio.unit == "ratio"
-    assert ("test_tiny.py::test_plain", (), "speedup_vs_tvm") not in by_key  # no reference
+        over = by_key[("test_tiny.py::test_speedup", (("n", n),), "time_over_floor")]
+        floor = bench["extra_info"]["floor_seconds"]
+        assert over.samples == pytest.approx(
+            [t / f for t, f in zip(time_.samples, floor, strict=True)]
+        )
+        assert over.unit == "ratio"
+    for metric in ("speedup_vs_tvm", "time_over_floor"):  # no reference, no floor
+        assert ("test_tiny.py::test_plain", (), metric) not in by_key
     assert results.machine.cores is not None and results.settings.started_at
 
 
@@ -92,9 +107,10 @@ def test_without_saved_rounds_there_is_the_median_alone(saved):
         assert r.samples == (bench["stats"]["median"],)
 
 
-def test_compare_flags_a_slower_copy_in_time_and_in_speedup(saved, tmp_path, capsys):
-    """A copy whose rounds of the timed function are 3x longer (the reference's unchanged):
-    a regression of ``time`` and of ``speedup_vs_tvm``; the file against itself: none."""
+def test_compare_flags_a_slower_copy_in_time_and_in_both_ratios(saved, tmp_path, capsys):
+    """A copy whose rounds of the timed function are 3x longer (the reference's and the
+    floor's unchanged): a regression of ``time``, of ``speedup_vs_tvm`` (which falls) and
+    of ``time_over_floor`` (which rises); the file against itself: none."""
     path, _ = saved
     data = json.loads(path.read_text())
     for bench in data["benchmarks"]:
@@ -109,8 +125,8 @@ def test_compare_flags_a_slower_copy_in_time_and_in_speedup(saved, tmp_path, cap
         (c["name"], c["metric"]): c["verdict"]
         for c in json.loads(capsys.readouterr().out)["comparisons"]
     }
-    speedup = {v for (name, metric), v in verdicts.items() if metric == "speedup_vs_tvm"}
-    assert speedup == {"regression"}
+    for ratio in ("speedup_vs_tvm", "time_over_floor"):
+        assert {v for (name, metric), v in verdicts.items() if metric == ratio} == {"regression"}
     assert verdicts[("test_tiny.py::test_plain", "time")] != "regression"  # 3 rounds: too few
     assert {v for (n, m), v in verdicts.items() if n.endswith("speedup") and m == "time"} == {
         "regression"
@@ -124,6 +140,11 @@ def test_compare_flags_a_slower_copy_in_time_and_in_speedup(saved, tmp_path, cap
         (lambda d: d["benchmarks"][0]["stats"].update(data=["x"]), "holds 'x'"),
         (lambda d: d["benchmarks"][0]["stats"].update(data=[-1.0] * ROUNDS), "0 or negative"),
         (lambda d: d["benchmarks"][0]["extra_info"].update(tvm_seconds=[1.0]), "1 tvm_seconds"),
+        (lambda d: d["benchmarks"][0]["extra_info"].update(floor_seconds=[1.0] * 3), "3 floor"),
+        (
+            lambda d: d["benchmarks"][0]["extra_info"].update(floor_seconds=[0.0] * ROUNDS),
+            "0 or negative",
+        ),
         (lambda d: d["benchmarks"][0].update(params=[1]), "params is a list"),
         (lambda d: d["benchmarks"][0].pop("stats"), "KeyError('stats')"),
     ],
@@ -139,7 +160,7 @@ def test_malformed_files_are_one_error_naming_the_problem(saved, tmp_path, chang
     assert fragment in str(info.value) and "\n" not in str(info.value)
 
 
-def test_the_projects_benchmark_beside_tvm_gives_a_ratio_per_round(tmp_path):
+def test_the_projects_benchmark_beside_tvm_gives_both_ratios_per_round(tmp_path):
     """tests/benchmarks' own ratio benchmark, run for real at its smallest case."""
     from pathlib import Path
 
@@ -156,9 +177,10 @@ def test_the_projects_benchmark_beside_tvm_gives_a_ratio_per_round(tmp_path):
     assert {(r.params["family"], r.params["bindings"], r.metric) for r in records} == {
         ("chain", 3000, "time"),
         ("chain", 3000, "speedup_vs_tvm"),
+        ("chain", 3000, "time_over_floor"),
     }
-    [ratio] = [r for r in records if r.metric == "speedup_vs_tvm"]
-    assert len(ratio.samples) == 12 and min(ratio.samples) > 0
+    for ratio in (r for r in records if r.metric != "time"):
+        assert len(ratio.samples) == 12 and min(ratio.samples) > 0
 
 
 def test_a_time_that_is_not_iso_is_no_time(saved, tmp_path):

@@ -355,15 +355,20 @@ def _sharing_a_suite(candidate: Path, results: Results) -> Results | None:
 
 def _others(path: Path, results: Results) -> list[Path]:
     """Results files to compare with: the newest earlier run of a common suite in the
-    same directory, else the committed baseline files of the same suites, those of this
-    run's CPU only when there are some (another CPU's figures do not compare)."""
+    same directory, else the newest committed baseline file of the same suites in each
+    baseline directory (names start with the run's UTC time), those of this run's CPU
+    only when there are some (another CPU's figures do not compare)."""
     earlier = sorted((p for p in path.parent.glob("*.json") if p.name < path.name), reverse=True)
     for candidate in (p for p in earlier if _sharing_a_suite(p, results)):
         return [candidate]
-    found = [(p, _sharing_a_suite(p, results)) for p in sorted(Path().glob(BASELINE_GLOB))]
+    newest: dict[Path, tuple[Path, Results]] = {}
+    for p in sorted(Path().glob(BASELINE_GLOB)):
+        other = _sharing_a_suite(p, results)
+        if other is not None:
+            newest[p.parent] = (p, other)  # a later name replaces an earlier one
     cpu = results.machine.cpu_model
-    same_cpu = [p for p, other in found if other and cpu and other.machine.cpu_model == cpu]
-    return same_cpu or [p for p, other in found if other]
+    same_cpu = [p for p, other in newest.values() if cpu and other.machine.cpu_model == cpu]
+    return same_cpu or [p for p, _ in newest.values()]
 
 
 def run_summary(results: Results, path: Path) -> str:

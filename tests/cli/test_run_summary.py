@@ -63,14 +63,16 @@ def test_summary_without_an_earlier_run_suggests_no_unrelated_compare(tmp_path, 
 
 
 def test_the_baselines_suggested_are_those_of_this_cpu_when_there_are_some(tmp_path, monkeypatch):
+    """The newest file of each baseline directory that ran a suite of this run's."""
     monkeypatch.chdir(tmp_path)
     folders = {"intel": "Intel(R) Xeon(R)", "amd": "AMD EPYC 7763"}
     for folder, cpu in folders.items():
         (tmp_path / "results" / f"baseline-{folder}").mkdir(parents=True)
-        save(
-            make_results([], suites=("vm",), cpu_model=cpu),
-            tmp_path / "results" / f"baseline-{folder}" / "a.json",
-        )
+        for name, suites in (("0.json", ("vm",)), ("a.json", ("vm",)), ("b.json", ("pass",))):
+            save(
+                make_results([], suites=suites, cpu_model=cpu),
+                tmp_path / "results" / f"baseline-{folder}" / name,
+            )
     new = tmp_path / "results" / "vm" / "b.json"
     new.parent.mkdir()
 

@@ -30,6 +30,12 @@ COLOURS = {
 }
 #: Colour of anything not in :data:`COLOURS` (an unknown variant from a newer suite).
 OTHER_COLOUR = "#000000"
+#: (colour, line style) of the k-th line of a panel whose lines are told apart by their
+#: parameters alone (e.g. the sizes of one asv or pytest-benchmark benchmark), in turn:
+#: no colour of a variant, so none is taken for one.
+OTHER_LINES = tuple(
+    (shade, style) for shade in ("#000000", "#999999") for style in ("-", "--", ":", "-.")
+)
 
 #: Words a legend uses for a kill variant.
 KILL_LABELS = {

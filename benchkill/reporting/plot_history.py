@@ -62,6 +62,11 @@ def run_labels(runs: Sequence[Results]) -> list[str]:
     return labels
 
 
+#: First item of the sort key of a line that has no implementation or kill variant (told
+#: apart by its parameters alone: :data:`palette.OTHER_LINES`).
+_NO_VARIANT = 2
+
+
 def _panel_variant(r: ResultRecord) -> tuple[str, str, str, str, tuple[Any, ...]]:
     """(panel, variant label, colour, line style, sort key) of a record."""
     p = r.params
@@ -86,7 +91,13 @@ def _panel_variant(r: ResultRecord) -> tuple[str, str, str, str, tuple[Any, ...]
             palette.linestyle(mode),
             key,
         )
-    return r.name, params_text(p) or r.name, palette.OTHER_COLOUR, "-", (2, params_text(p))
+    return (
+        r.name,
+        params_text(p) or r.name,
+        palette.OTHER_COLOUR,
+        "-",
+        (_NO_VARIANT, params_text(p)),
+    )
 
 
 def _line_order(line: tuple[Any, ...], first_seen: dict[str, int]) -> tuple[Any, ...]:
@@ -130,10 +141,14 @@ def history_series(runs: Sequence[Results]) -> dict[tuple[str, str, str], list[S
     for figure, lines in sorted(points.items()):
         series = []
         first_seen = {panel: i for i, panel in enumerate(dict.fromkeys(k[0] for k in lines))}
+        others: dict[str, int] = defaultdict(int)  # panel -> its lines of no variant so far
         for line in sorted(lines, key=lambda k, seen=first_seen: _line_order(k, seen)):
-            panel, _, label = line
+            panel, rank, label = line
             by_run = sorted(lines[line].items())
             colour, style = styles[line]
+            if rank[0] == _NO_VARIANT:
+                colour, style = palette.OTHER_LINES[others[panel] % len(palette.OTHER_LINES)]
+                others[panel] += 1
             series.append(
                 Series(
                     panel,

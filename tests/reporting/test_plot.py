@@ -203,6 +203,35 @@ def test_history_is_in_commit_order_with_short_labels(tmp_path):
         output.figure("history_vm_liveness_bound_bytes")  # secondary metrics get none
 
 
+def test_history_tells_apart_the_lines_of_a_benchmark_by_their_parameters(tmp_path):
+    """Records with no implementation or kill variant (an asv or pytest-benchmark benchmark
+    over sizes): each line of a panel gets a (colour, style) of its own, in turn."""
+    name = "tests/benchmarks/test_bench_pass.py::test_pass_beside_tvm"
+    cases = [{"family": f, "bindings": b} for f in ("chain", "mixed") for b in (3000, 30000)]
+    runs = [
+        suites_run(
+            [
+                make_record(
+                    [scale * (i + 1)] * 3,
+                    "time_over_floor",
+                    "ratio",
+                    suite="pytest-benchmark",
+                    name=name,
+                    params=p,
+                )
+                for i, p in enumerate(cases)
+            ],
+            f"2025-01-0{day}T00:00:00+00:00",
+            commit,
+        )
+        for day, commit, scale in ((1, "abc1234", 1.0), (2, "def5678", 1.2))
+    ]
+    lines = draw(tmp_path, *runs).figure("history_pytest-benchmark_time_over_floor").in_panel(name)
+    assert len(lines) == 4
+    assert [(s.colour, s.style) for s in lines] == list(palette.OTHER_LINES[:4])
+    assert len({s.label for s in lines}) == 4
+
+
 def test_figures_without_records_are_skipped_with_notes(tmp_path):
     output = plot_results([suites_run(pass_records(families=("chain",)))], tmp_path)
     assert [p.name for p in output.paths] == ["pass_time_scaling.png", "pass_time_scaling.svg"]

@@ -18,7 +18,9 @@ and keeps their times in ``extra_info["tvm_seconds"]`` and ``extra_info["floor_s
 ``benchkill compare`` of two such files (saved with ``--benchmark-save-data``, so the rounds
 are kept) judges TVM / benchkill (``speedup_vs_tvm``) and benchkill / floor
 (``time_over_floor``, lower better) round by round, which the machine's changes of speed
-move far less than a time (README "trust": the floor ratio the least).  It comes first in
+move far less than a time (README "pytest-benchmark": on a noisy day either ratio
+caught a 25% slowdown where the other missed some cases; neither gave a false alarm).  It
+comes first in
 this file, so that what ran before it in the process is the same whether or not
 ``test_kill_after_last_use`` is selected: after the 30,000-binding passes of that test,
 TVM's pass took up to twice as long on the 3,000-binding modules, which doubled the ratio

@@ -339,7 +339,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 # --- the closing summary -------------------------------------------------------------
-
 #: Where the committed baseline results live (relative to the checkout).
 BASELINE_GLOB = "results/baseline-*/*.json"
 
@@ -354,18 +353,14 @@ def _sharing_a_suite(candidate: Path, results: Results) -> Results | None:
 
 
 def _others(path: Path, results: Results) -> list[Path]:
-    """Results files to compare with: the newest earlier run of a common suite in the
-    same directory, else the newest committed baseline file of the same suites in each
-    baseline directory (names start with the run's UTC time), those of this run's CPU
-    only when there are some (another CPU's figures do not compare)."""
+    """Results files to compare with: the newest earlier run of a common suite here, else
+    per baseline directory its newest file of a common suite (names start with the UTC
+    time), of this run's CPU when there are some (another CPU's figures do not compare)."""
     earlier = sorted((p for p in path.parent.glob("*.json") if p.name < path.name), reverse=True)
-    for candidate in (p for p in earlier if _sharing_a_suite(p, results)):
-        return [candidate]
-    newest: dict[Path, tuple[Path, Results]] = {}
-    for p in sorted(Path().glob(BASELINE_GLOB)):
-        other = _sharing_a_suite(p, results)
-        if other is not None:
-            newest[p.parent] = (p, other)  # a later name replaces an earlier one
+    if previous := next((p for p in earlier if _sharing_a_suite(p, results)), None):
+        return [previous]
+    found = ((p, _sharing_a_suite(p, results)) for p in sorted(Path().glob(BASELINE_GLOB)))
+    newest = {p.parent: (p, other) for p, other in found if other}  # the later name stays
     cpu = results.machine.cpu_model
     same_cpu = [p for p, other in newest.values() if cpu and other.machine.cpu_model == cpu]
     return same_cpu or [p for p, _ in newest.values()]

@@ -60,7 +60,7 @@ class PassSpeedup:
     def setup_cache(self) -> dict[str, tuple[float, float | None]]:
         families, sizes = self.params
         return {
-            f"{f}-{b}": _ratios(common.pass_input(f, b), common.passes(), b)
+            f"{f}-{b}": _ratios(common.new_pass_input(f, b), common.passes(), b)
             for f in families
             for b in sizes
         }
@@ -142,7 +142,8 @@ class ModelPass:
 
     def setup_cache(self) -> dict[int, tuple[float, float | None]]:
         return {
-            b: _ratios(common.pass_input("model", b), common.passes(), b) for b in self.params[0]
+            b: _ratios(common.new_pass_input("model", b), common.passes(), b)
+            for b in self.params[0]
         }
 
     def time_pass_benchkill(self, ratios: dict, bindings: int) -> None:

@@ -70,13 +70,21 @@ KILLS = ("none", "tvm", "benchkill", "beyond")
 MEMORY_CFG = "pooled"
 
 
-@lru_cache(maxsize=2)
-def pass_input(family: str, bindings: int) -> Any:
-    """The module of ``family`` with about ``bindings`` bindings (seed :data:`SEED`); the
-    ``model`` family's decoders are built once per process."""
+def new_pass_input(family: str, bindings: int) -> Any:
+    """The module of ``family`` with about ``bindings`` bindings (seed :data:`SEED`), built
+    anew: a ``setup_cache`` that measures case after case keeps no module of one case alive
+    while it measures the next (a live decoder slows TVM's pass on other modules,
+    :mod:`benchkill.inputs.models`)."""
     from benchkill.inputs.families import generate, ops_for_bindings
 
     return generate(family, ops_for_bindings(family, bindings), SEED)
+
+
+@lru_cache(maxsize=2)
+def pass_input(family: str, bindings: int) -> Any:
+    """:func:`new_pass_input`, built once per process (asv's ``setup`` before each sample
+    finds it; a benchmark process measures one case)."""
+    return new_pass_input(family, bindings)
 
 
 @lru_cache(maxsize=1)

@@ -161,23 +161,24 @@ def test_malformed_files_are_one_error_naming_the_problem(saved, tmp_path, chang
 
 
 def test_the_projects_benchmark_beside_tvm_gives_both_ratios_per_round(tmp_path):
-    """tests/benchmarks' own ratio benchmark, run for real at its smallest case."""
+    """tests/benchmarks' own ratio benchmark, run for real at its smallest generated case
+    and its smallest real decoder (the IR TVM's pipeline gives the kill pass)."""
     from pathlib import Path
 
     project = Path(__file__).resolve().parents[2]
     out = tmp_path / "run.json"
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/benchmarks",
-         "-k", "test_pass_beside_tvm and 3000-chain", "--benchmark-only",
+         "-k", "test_pass_beside_tvm and (3000-chain or 300-model)", "--benchmark-only",
          f"--benchmark-json={out}"],
         cwd=project, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     records = load_any(out).records
     assert {(r.params["family"], r.params["bindings"], r.metric) for r in records} == {
-        ("chain", 3000, "time"),
-        ("chain", 3000, "speedup_vs_tvm"),
-        ("chain", 3000, "time_over_floor"),
+        (family, bindings, metric)
+        for family, bindings in (("chain", 3000), ("model", 300))
+        for metric in ("time", "speedup_vs_tvm", "time_over_floor")
     }
     for ratio in (r for r in records if r.metric != "time"):
         assert len(ratio.samples) == 12 and min(ratio.samples) > 0

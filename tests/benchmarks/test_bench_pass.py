@@ -20,12 +20,14 @@ and keeps their times in ``extra_info["tvm_seconds"]`` and ``extra_info["floor_s
 are kept) judges TVM / benchkill (``speedup_vs_tvm``) and benchkill / floor
 (``time_over_floor``, lower better) round by round, which the machine's changes of speed
 move far less than a time (README "pytest-benchmark": on a noisy day either ratio
-caught a 25% slowdown where the other missed some cases; neither gave a false alarm).  It
-comes first in
-this file, so that what ran before it in the process is the same whether or not
-``test_kill_after_last_use`` is selected: after the 30,000-binding passes of that test,
-TVM's pass took up to twice as long on the 3,000-binding modules, which doubled the ratio
-(README "pytest-benchmark").
+caught a 25% slowdown where the other missed some cases; neither gave a false alarm).
+
+No test leaves a module alive for the next (:func:`_module`): while a module is alive TVM's
+pass takes longer on the others.  When this file cached TVM's output of the last case, the
+30,000-binding output of ``test_kill_after_last_use`` made TVM's pass twice as slow on the
+first 3,000-binding case of ``test_pass_beside_tvm`` that followed it, and each case's
+output slowed the next one (README "pytest-benchmark", "A module left alive slows TVM's
+pass").  ``test_pass_beside_tvm`` still comes first.
 """
 
 from __future__ import annotations

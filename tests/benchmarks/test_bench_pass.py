@@ -68,10 +68,10 @@ PASSES = {
 
 def _module(family: str, bindings: int) -> tvm.IRModule:
     """The case's module, built anew and kept by no cache: what one test builds is freed
-    when it ends.  A module left alive slows TVM's pass on the next ones: with the two
-    decoders of the model cases kept (by the cache the family had until then), TVM's pass
-    took 54-76 ms a round on chain 3k against 47-52 without them, and ``speedup_vs_tvm``
-    read 2.71-2.77 instead of 2.03 (README "pytest-benchmark")."""
+    when it ends.  A module left alive slows TVM's pass on the next ones: with the model
+    cases run first and their two decoders kept (by the cache the family had until
+    e2dc6fd), TVM's pass took 54-76 ms a round on chain 3k against 47-52 without them, and
+    ``speedup_vs_tvm`` read 2.71-2.77 instead of 2.03 (README "pytest-benchmark")."""
     return generate(family, ops_for_bindings(family, bindings), SEED)
 
 

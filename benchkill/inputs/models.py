@@ -15,9 +15,10 @@ canonicalization path on every function.
 ``generate(layers)`` builds a new module on every call (about 40 ms per layer on a 2-core
 machine) and keeps none: a caller that needs one decoder many times keeps it itself (the
 asv suite's ``benchmarks.common.pass_input``).  A decoder kept alive for the rest of a
-process moved the pass suite's other cases: with the 49-layer decoder alive, TVM's pass
-on a 3,000-binding chain took 9-15% longer (benchkill's and the floor's times moved
-less), and freeing it took the ratio back (README "pytest-benchmark").
+process moved the pass suite's other cases: with the 49-layer decoder alive, TVM / benchkill
+on a 3,000-binding chain rose by 9-15% in six processes of seven (TVM's pass slowed, the
+floor and benchkill's pass far less), and freeing it took the ratio back (README
+"pytest-benchmark").
 """
 
 from __future__ import annotations

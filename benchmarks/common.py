@@ -80,10 +80,11 @@ def new_pass_input(family: str, bindings: int) -> Any:
     return generate(family, ops_for_bindings(family, bindings), SEED)
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=1)
 def pass_input(family: str, bindings: int) -> Any:
     """:func:`new_pass_input`, built once per process (asv's ``setup`` before each sample
-    finds it; a benchmark process measures one case)."""
+    finds it); one module at most, so a process that measures several cases keeps none
+    of an earlier case alive while it measures the next."""
     return new_pass_input(family, bindings)
 
 

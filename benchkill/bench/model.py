@@ -92,8 +92,11 @@ PYTHON_FIELDS: tuple[tuple[str, str], ...] = (
     ("Python", "python"),
     ("Python build", "python_build"),
 )
-#: What ``run --resume`` refuses to mix besides the commit: the interpreter and packages.
-RESUME_FIELDS = (*PYTHON_FIELDS, *PACKAGE_FIELDS)
+#: (name, Machine field) of the allocator the process's malloc calls go to.
+MALLOC_FIELDS: tuple[tuple[str, str], ...] = (("malloc", "malloc"),)
+#: What ``run --resume`` refuses to mix besides the commit: the interpreter, the malloc
+#: and the packages.
+RESUME_FIELDS = (*PYTHON_FIELDS, *MALLOC_FIELDS, *PACKAGE_FIELDS)
 
 
 def changed_fields(
@@ -122,6 +125,10 @@ class Machine:
     #: differ in speed (Debian's PGO/LTO 3.11.2 ran benchkill's pass 8-17% faster than
     #: pyenv's plain 3.11.7, README "The interpreter"), and the release does not name one
     python_build: str | None = None
+    #: the library ``malloc`` resolves to, and glibc's malloc settings from the
+    #: environment (:func:`benchkill.bench.machine.malloc_in_use`): under glibc's malloc
+    #: TVM's pass slowed by 8-12% while a large module was alive, under jemalloc not
+    malloc: str | None = None
     tvm_version: str | None = None
     #: apache-tvm-ffi: every read of the IR goes through it, so its release sets much of
     #: benchkill's pass time (apache-tvm pins only a lower bound)

@@ -94,11 +94,14 @@ def run_line(path: Path, results: Results) -> str:
 
 
 def machine_text(m: Machine) -> str:
-    """CPU, cores, memory, OS, Python (and where its build lives) and package versions."""
+    """CPU, cores, memory, OS, Python (and where its build lives), the malloc and package
+    versions."""
     memory = format_value(m.memory_bytes, "bytes") if m.memory_bytes else "? memory"
     python = m.python or "unknown Python"
     if m.python_build:
         python += f" at {m.python_build}"
+    if m.malloc:
+        python += f", malloc {m.malloc}"
     return (
         f"{m.cpu_model or 'unknown CPU'}, {m.cores or '?'} cores, {memory}, "
         f"{m.os or 'unknown OS'}, {python}, apache-tvm {m.tvm_version or '?'}, "

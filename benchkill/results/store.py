@@ -278,6 +278,7 @@ def _machine(d: Any) -> Machine:
         os=_get(d, "os", str, w, optional=True),
         python=_get(d, "python", str, w, optional=True),
         python_build=_get(d, "python_build", str, w, optional=True),
+        malloc=_get(d, "malloc", str, w, optional=True),
         tvm_version=_get(d, "tvm_version", str, w, optional=True),
         tvm_ffi_version=_get(d, "tvm_ffi_version", str, w, optional=True),
         benchkill_version=_get(d, "benchkill_version", str, w, optional=True),

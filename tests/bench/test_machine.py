@@ -1,5 +1,6 @@
 """Metadata of this machine and of the code a run measured."""
 
+import ctypes.util
 import os
 import platform
 import shutil
@@ -9,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from benchkill.bench.machine import collect_machine, git_state, machine_name, python_build
+from benchkill.bench.machine import (
+    collect_machine,
+    describe_malloc,
+    git_state,
+    machine_name,
+    malloc_in_use,
+    mapped_file,
+    python_build,
+)
 
 
 def test_collect_machine_describes_this_machine():
@@ -23,6 +32,74 @@ def test_collect_machine_describes_this_machine():
     assert m.tvm_ffi_version == tvm_ffi.__version__  # the release TVM runs on
     assert m.memory_bytes is None or m.memory_bytes > 2**20
     assert m.python_build == python_build()
+    assert m.malloc == malloc_in_use()
+
+
+MAPS = """\
+55d0c0000000-55d0c0001000 r--p 00000000 fd:01 12 /usr/bin/python3.11
+7f0000000000-7f0000022000 r--p 00000000 fd:01 34 /usr/lib/x86_64-linux-gnu/libc.so.6
+7f0000022000-7f0000197000 r-xp 00022000 fd:01 34 /usr/lib/x86_64-linux-gnu/libc.so.6
+7f0000200000-7f0000300000 rw-p 00000000 00:00 0
+7f1000000000-7f1000100000 r-xp 00000000 fd:01 56 /opt/lib/my malloc.so
+7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]
+"""
+
+
+def test_mapped_file_names_the_file_an_address_lies_in():
+    assert mapped_file(0x7F0000022000, MAPS) == "/usr/lib/x86_64-linux-gnu/libc.so.6"
+    assert mapped_file(0x7F0000196FFF, MAPS) == "/usr/lib/x86_64-linux-gnu/libc.so.6"
+    assert mapped_file(0x7F1000000010, MAPS) == "/opt/lib/my malloc.so"  # a space in it
+    assert mapped_file(0x7F0000197000, MAPS) is None  # the end is not in the range
+    assert mapped_file(0x7F0000200010, MAPS) is None  # anonymous memory
+    assert mapped_file(0x7FFD00000010, MAPS) is None  # [stack] is no file
+    assert mapped_file(0x10, "garbage\nzz-yy r-xp 0 0 0 /lib/x.so\n") is None
+
+
+def test_describe_malloc_names_the_library_and_glibc_settings():
+    glibc = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+    assert describe_malloc(glibc, "glibc 2.36", {}) == "libc.so.6 (glibc 2.36)"
+    assert describe_malloc("/lib/libc-2.31.so", "glibc 2.31", {}) == "libc-2.31.so (glibc 2.31)"
+    assert describe_malloc("/usr/lib/libjemalloc.so.2", "glibc 2.36", {}) == "libjemalloc.so.2"
+    env = {"MALLOC_TOP_PAD_": "1", "GLIBC_TUNABLES": "glibc.malloc.tcache_count=0", "X": "1"}
+    assert describe_malloc(glibc, "", env) == (
+        "libc.so.6; GLIBC_TUNABLES=glibc.malloc.tcache_count=0; MALLOC_TOP_PAD_=1"
+    )
+    assert describe_malloc(None, "glibc 2.36", {"MALLOC_ARENA_MAX": ""}) == "unknown"
+
+
+def _malloc_of_a_child(**env: str) -> str:
+    """What :func:`malloc_in_use` says in a new Python process with ``env`` added."""
+    code = "from benchkill.bench.machine import malloc_in_use; print(malloc_in_use())"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **env},
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    return out.stdout.strip()
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="a glibc system's malloc")
+def test_a_process_without_a_preload_allocates_with_glibc():
+    plain = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    code = "from benchkill.bench.machine import malloc_in_use; print(malloc_in_use())"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=plain
+    ).stdout.strip()
+    assert out.startswith("libc") and f"(glibc {platform.libc_ver()[1]})" in out
+    tuned = _malloc_of_a_child(LD_PRELOAD="", MALLOC_ARENA_MAX="2")
+    assert tuned.startswith("libc") and tuned.endswith("; MALLOC_ARENA_MAX=2")
+
+
+def test_a_preloaded_jemalloc_is_the_malloc_in_use():
+    """The library the dynamic linker put in front of glibc, as TVM's allocations see it
+    (.ci/run installs Debian's libjemalloc2)."""
+    jemalloc = ctypes.util.find_library("jemalloc")
+    if jemalloc is None:
+        pytest.skip("no libjemalloc on this machine (Debian: apt-get install libjemalloc2)")
+    assert _malloc_of_a_child(LD_PRELOAD=jemalloc) == Path(jemalloc).name
 
 
 def test_the_python_build_names_the_installation_and_the_compiler():

@@ -51,6 +51,23 @@ def test_another_build_of_the_same_python_is_a_software_change():
     assert comparison_warnings(base, replace(base, machine=unknown)) == []
 
 
+def test_another_malloc_is_a_software_change():
+    """jemalloc in place of glibc's malloc moves TVM's pass time (README "A module left alive
+    slows TVM's pass"): the same code under it is not noise either."""
+    base = make_results(git_commit="abc1234", git_dirty=False, malloc="libc.so.6 (glibc 2.36)")
+    preloaded = replace(base, machine=replace(base.machine, malloc="libjemalloc.so.2"))
+    assert comparison_warnings(base, preloaded) == [
+        "software changed: malloc libc.so.6 (glibc 2.36) -> libjemalloc.so.2",
+        "both runs measured the same code (commit abc1234): a regression or improvement "
+        "below comes from what the warnings above say changed, or is noise",
+    ]
+    unknown = replace(base.machine, malloc=None)  # a file from before the field
+    assert comparison_warnings(base, replace(base, machine=unknown)) == [
+        "both runs measured the same code (commit abc1234): every regression or "
+        "improvement below is noise of the machine"
+    ]
+
+
 def test_the_same_commit_under_another_python_is_not_called_noise():
     """The same code under another interpreter build: what changed may be the build's."""
     base = make_results(git_commit="abc1234", git_dirty=False, python_build="/opt/py (main)")

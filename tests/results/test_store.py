@@ -24,7 +24,11 @@ from tests.conftest import make_record, make_results
 def results_of(n_cases: int = 2) -> Results:
     """A run of ``n_cases`` finished pass cases and one crashed case."""
     out = make_results(
-        hostname="box.example", cores=2, git_commit="abc1234", python_build="/usr, main, GCC"
+        hostname="box.example",
+        cores=2,
+        git_commit="abc1234",
+        python_build="/usr, main, GCC",
+        malloc="libjemalloc.so.2",
     )
     for i in range(n_cases):
         spec = CaseSpec("pass", "chain", {"bindings": 10 * (i + 1)})
@@ -62,6 +66,17 @@ def test_a_file_without_the_python_build_loads_with_it_unknown(tmp_path):
     assert data["machine"].pop("python_build") == "/usr, main, GCC"
     path.write_text(json.dumps(data))  # as files written before the field existed
     assert load(path).machine.python_build is None
+
+
+def test_a_file_without_the_malloc_loads_with_it_unknown(tmp_path):
+    path = tmp_path / "r.json"
+    save(results_of(), path)
+    data = json.loads(path.read_text())
+    assert data["machine"].pop("malloc") == "libjemalloc.so.2"
+    path.write_text(json.dumps(data))  # as files written before the field existed
+    loaded = load(path)
+    assert loaded.machine.malloc is None
+    assert loaded.machine.python_build == "/usr, main, GCC"
 
 
 def test_record_summary_is_computed_from_samples():

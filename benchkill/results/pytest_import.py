@@ -106,6 +106,10 @@ def _is_iso(text: str) -> bool:
     return True
 
 
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def from_pytest_benchmark(data: dict[str, Any], path: Path) -> Results:
     """Convert a pytest-benchmark JSON file into benchkill Results."""
     try:
@@ -131,6 +135,8 @@ def from_pytest_benchmark(data: dict[str, Any], path: Path) -> Results:
         cores=cores if isinstance(cores, int) and not isinstance(cores, bool) else None,
         os=info.get("system") if isinstance(info.get("system"), str) else None,
         python=info.get("python_version") if isinstance(info.get("python_version"), str) else None,
+        python_build=_text(info.get("python_build")),  # tests/benchmarks/conftest.py adds
+        malloc=_text(info.get("malloc")),  # these two to pytest-benchmark's machine_info
         git_commit=commit_id[:8]
         if isinstance(commit_id, str) and commit_id != "unversioned"
         else None,

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from benchkill.bench.machine import malloc_in_use, python_build
 from benchkill.cli.main import main
 from benchkill.errors import BenchkillError
 from benchkill.results.asv_import import load_any
@@ -174,7 +175,10 @@ def test_the_projects_benchmark_beside_tvm_gives_both_ratios_per_round(tmp_path)
         cwd=project, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    records = load_any(out).records
+    results = load_any(out)
+    assert results.machine.malloc == malloc_in_use()  # tests/benchmarks/conftest.py's
+    assert results.machine.python_build == python_build()
+    records = results.records
     assert {(r.params["family"], r.params["bindings"], r.metric) for r in records} == {
         (family, bindings, metric)
         for family, bindings in (("chain", 3000), ("model", 300))

@@ -8,12 +8,14 @@ fails the tests.  Each benchmark runs once at the smallest value of every parame
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import math
 import os
 import subprocess
 import sys
+import weakref
 from typing import Any
 
 import pytest
@@ -138,6 +140,38 @@ def test_benchmark_runs_once(module_name: str, class_name: str, cache_of: Any) -
             assert isinstance(value, float) and math.isfinite(value) and value > 0, (name, value)
         else:
             assert value is None, name
+
+
+@pytest.mark.parametrize("class_name", ["PassSpeedup", "ModelPass"])
+def test_a_setup_cache_keeps_no_module_alive(class_name: str, monkeypatch) -> None:
+    """The ratio ``setup_cache``s measure case after case in one process: no case's module
+    or pass output may outlive its case (a live decoder slows TVM's pass on the next ones,
+    README "A module left alive slows TVM's pass").  Weak references to each module built
+    and each output must be dead afterwards."""
+    common = _import("benchmarks.common")
+    made, real_input, real_passes = [], common.new_pass_input, common.passes()
+
+    def new_pass_input(family: str, bindings: int) -> Any:
+        mod = real_input(family, bindings)
+        made.append(weakref.ref(mod))
+        return mod
+
+    def recording(pass_: Any) -> Any:
+        def run(mod: Any) -> Any:
+            out = pass_(mod)
+            made.append(weakref.ref(out))
+            return out
+
+        return run
+
+    monkeypatch.setattr(common, "new_pass_input", new_pass_input)
+    monkeypatch.setattr(common, "passes", lambda: {n: recording(p) for n, p in real_passes.items()})
+    instance = getattr(_import("benchmarks.bench_pass"), class_name)()
+    instance.params = [[values[0]] for values in instance.params]  # the cheapest case
+    ratios = instance.setup_cache()
+    gc.collect()
+    assert len(ratios) == 1 and len(made) > 2
+    assert [ref for ref in made if ref() is not None] == []
 
 
 def test_vm_figures_are_consistent(cache_of: Any) -> None:

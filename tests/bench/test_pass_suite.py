@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 import tvm
 from tvm import relax
@@ -258,6 +261,37 @@ def test_model_case_runs_on_a_real_decoder():
     records = ps.run_case(spec, clock=FakeClock(), naive_max_bindings=0)
     assert all(r.status == OK for r in records), [r.error for r in records]
     assert {r.extra["bindings_actual"] for r in records} == {330}
+
+
+def test_a_case_keeps_neither_its_module_nor_any_output_alive(monkeypatch):
+    """Nothing of a case outlives it: a module left alive slows TVM's pass on the next
+    cases (README "A module left alive slows TVM's pass"), as the decoders cached for the
+    whole process did before e2dc6fd.  Weak references to the module each case generates
+    and to every pass output (warm-up and timed rounds) must all be dead once the case has
+    returned; ``gc.collect`` first, so only a real holder (a cache) keeps one."""
+    made, real_generate = [], ps.generate
+
+    def generate(*args):
+        mod = real_generate(*args)
+        made.append(weakref.ref(mod))
+        return mod
+
+    def recording(pass_):
+        def run(mod):
+            out = pass_(mod)
+            made.append(weakref.ref(out))
+            return out
+
+        return run
+
+    monkeypatch.setattr(ps, "generate", generate)
+    for family, bindings in (("model", 300), ("chain", 1000)):
+        passes = {name: recording(p) for name, p in ps.implementations(True).items()}
+        records = ps.run_case(ps.case(family, bindings), clock=FakeClock(), passes=passes)
+        assert all(r.status == OK for r in records), [r.error for r in records]
+    gc.collect()
+    assert len(made) > 10  # two modules, and the outputs of three passes' rounds
+    assert [ref for ref in made if ref() is not None] == []
 
 
 def test_naive_is_left_out_above_its_cap():

@@ -124,10 +124,10 @@ def malloc_in_use() -> str | None:
     dynamic linker resolved ``malloc`` to (``LD_PRELOAD=libjemalloc.so.2`` replaces
     glibc's), and glibc's settings from the environment.
 
-    The allocator changes what TVM's pass costs: under glibc's malloc a large module kept
-    alive slowed TVM's pass on other modules by 8-12%, under jemalloc by under 2% (README
-    "A module left alive slows TVM's pass").  None where it cannot be told (no
-    ``/proc``)."""
+    The allocator changes what TVM's pass costs: under glibc's malloc the function of a
+    decoder kept alive slowed TVM's pass on other modules by 8-12% (more cache misses, the
+    same instructions), under jemalloc by 0-3% (README "Why: glibc's malloc").  None where
+    it cannot be told (no ``/proc``)."""
     try:
         address = ctypes.cast(ctypes.CDLL(None).malloc, ctypes.c_void_p).value
         maps = Path("/proc/self/maps").read_text()

@@ -127,7 +127,7 @@ class Machine:
     python_build: str | None = None
     #: the library ``malloc`` resolves to, and glibc's malloc settings from the
     #: environment (:func:`benchkill.bench.machine.malloc_in_use`): under glibc's malloc
-    #: TVM's pass slowed by 8-12% while a large module was alive, under jemalloc not
+    #: TVM's pass slowed by 8-12% while a decoder was alive, under jemalloc by 0-3%
     malloc: str | None = None
     tvm_version: str | None = None
     #: apache-tvm-ffi: every read of the IR goes through it, so its release sets much of

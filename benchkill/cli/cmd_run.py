@@ -217,8 +217,8 @@ def _check_code(path: Path, results: Results, machine: Machine, allow: bool) -> 
     if not allow:
         raise BenchkillError(
             f"{path}: measured with {' and '.join(changes)}, the code now is {now_text}; "
-            "resuming would mix two versions of the code (--allow-code-change does, "
-            "each record keeping its own commit)"
+            "resuming would mix records of two versions of the code or the software it "
+            "runs on (--allow-code-change does, each record keeping its own commit)"
         )
     print(
         f"benchkill: warning: {path} was measured with {' and '.join(changes)}; the cases "

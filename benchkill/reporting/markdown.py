@@ -30,6 +30,7 @@ from benchkill.reporting.formatting import (
 )
 from benchkill.reporting.headline import memory_saved, met_counts, speedups, target_results
 from benchkill.reporting.plot import plot_results
+from benchkill.reporting.targets import REPORTED
 from benchkill.reporting.verdicts import FAILED_VERDICT, IMPROVEMENT, REGRESSION, compare
 from benchkill.reporting.warnings import CHECKS, comparison_warnings, suites
 from benchkill.results.store import Results, write_atomic
@@ -140,7 +141,15 @@ def _targets_section(records: Sequence[object], quick: bool) -> list[str]:
     if not measured:
         return []
     met, not_met, missing = met_counts(results)
-    rows = [(t.figure, f"{t.value:.3f}", t.target, t.note or _MET[t.met]) for t in measured]
+    rows = [
+        (
+            t.figure,
+            f"{t.value:.3f}",
+            t.target,
+            t.note or ("" if t.target == REPORTED else _MET[t.met]),
+        )
+        for t in measured
+    ]
     lines = [
         "### Targets",
         "",

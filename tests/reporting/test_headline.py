@@ -42,3 +42,32 @@ def test_targets_met_not_met_and_not_measured():
     assert (first.value, first.met) == (0.25, True)
     # rows are the measured sizes; the exponent needs two sizes: not measured
     assert met_counts(results) == (1, 0, 1)
+
+
+def test_every_family_exponent_is_judged_not_only_chains():
+    # chain scales linearly (met), mixed at 1.2 (not met): both rows, both judged
+    records = []
+    for n in (3000, 30000, 300000):
+        records += [time("chain", n, "benchkill", 1e-6 * n), time("chain", n, "tvm", 4e-6 * n)]
+        mixed = 1e-6 * 3000 * (n / 3000) ** 1.2
+        records += [time("mixed", n, "benchkill", mixed), time("mixed", n, "tvm", 4 * mixed)]
+    exponents = {
+        t.figure: t for t in target_results(records) if t.figure.startswith("scaling exponent")
+    }
+    assert list(exponents) == [
+        "scaling exponent of benchkill, chain 3,000-600,000 bindings",
+        "scaling exponent of benchkill, mixed 3,000-600,000 bindings",
+    ]
+    chain, mixed = exponents.values()
+    assert chain.value == pytest.approx(1.0) and chain.met is True
+    assert mixed.value == pytest.approx(1.2) and mixed.met is False
+
+
+def test_a_reported_figure_is_neither_met_nor_missing():
+    records = [time("chain", 3000, impl, t) for impl, t in (("benchkill", 0.5), ("tvm", 2.0))]
+    records.append(time("chain", 3000, "naive", 6.0))
+    results = target_results(records)
+    naive = [t for t in results if t.figure.startswith("naive / benchkill")]
+    assert [(t.value, t.target, t.met) for t in naive] == [(12.0, "reported", None)]
+    # the benchkill / tvm row met, the exponent missing; the naive row in no count
+    assert met_counts(results) == (1, 0, 1)

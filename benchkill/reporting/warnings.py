@@ -3,7 +3,7 @@
 :func:`comparison_warnings` checks a base run against a new one and says, in one line
 each, what makes their comparison doubtful: different machines, a quick run against a
 full one, other apache-tvm / apache-tvm-ffi / Python / benchkill versions, another malloc
-or other suites, uncommitted code, or the same clean commit on both sides (then every
+or kernel, or other suites, uncommitted code, or the same clean commit on both sides (then every
 verdict is the machine's noise), other instrument settings or test hooks behind
 instruction counts.  The report prints them above its comparison; ``benchkill compare``
 can print them above its table.  A check is a function of (base, new) in :data:`CHECKS`;
@@ -14,7 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from benchkill.bench.model import MALLOC_FIELDS, PACKAGE_FIELDS, PYTHON_FIELDS, changed_fields
+from benchkill.bench.model import (
+    MALLOC_FIELDS,
+    OS_FIELDS,
+    PACKAGE_FIELDS,
+    PYTHON_FIELDS,
+    changed_fields,
+)
 from benchkill.results.store import Results
 
 #: Machine fields that name a different machine; memory counts only beyond
@@ -63,8 +69,14 @@ def quick_vs_full(base: Results, new: Results) -> str | None:
 
 def software(base: Results, new: Results) -> str | None:
     """Other apache-tvm, apache-tvm-ffi, Python or benchkill versions, another build of
-    the Python, or another malloc."""
-    fields = (*PACKAGE_FIELDS, *PYTHON_FIELDS, *MALLOC_FIELDS, ("benchkill", "benchkill_version"))
+    the Python, another malloc, or another operating system or kernel build."""
+    fields = (
+        *PACKAGE_FIELDS,
+        *PYTHON_FIELDS,
+        *MALLOC_FIELDS,
+        *OS_FIELDS,
+        ("benchkill", "benchkill_version"),
+    )
     changes = [f"{n} {a} -> {b}" for n, a, b in changed_fields(fields, base.machine, new.machine)]
     return f"software changed: {', '.join(changes)}" if changes else None
 

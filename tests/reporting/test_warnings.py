@@ -119,3 +119,16 @@ def test_other_instrument_settings_or_test_hooks_get_a_line():
     )
     # a run without counts against one with them: nothing to warn about
     assert comparison_warnings(make_results([make_record()]), base) == []
+
+
+def test_another_kernel_build_is_a_software_change():
+    """Two sessions on this CPU ran different kernel builds: the same machine name and CPU,
+    other software under both passes."""
+    base = make_results(git_commit="a", os="Linux-6.18.44-fc-v857-x86_64-with-glibc2.36")
+    kernel = replace(
+        base.machine, git_commit="b", os="Linux-6.18.44-fc-v1147-x86_64-with-glibc2.36"
+    )
+    assert comparison_warnings(base, replace(base, machine=kernel)) == [
+        "software changed: OS Linux-6.18.44-fc-v857-x86_64-with-glibc2.36 -> "
+        "Linux-6.18.44-fc-v1147-x86_64-with-glibc2.36"
+    ]

@@ -90,7 +90,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import tvm_ffi
 from tvm import relax
 
 from benchkill.passes.keys import SHIFT, key
@@ -101,8 +100,8 @@ class Unsupported(Exception):
     """The function needs a canonicalization this module does not reproduce."""
 
 
-tir_vars_in_type = tvm_ffi.get_global_func("relax.analysis.TIRVarsInType")
-_make_tuple = tvm_ffi.get_global_func("relax.Tuple")
+tir_vars_in_type = ir.held("relax.analysis.TIRVarsInType")
+_make_tuple = ir.held("relax.Tuple")
 
 
 class _Opaque(NamedTuple):
@@ -117,7 +116,7 @@ def _ident(expr) -> tuple:
 
 #: ``tvm_ffi.structural_equal`` without its Python wrapper: (a, b, map_free_vars,
 #: skip_tensor_content)
-_structural_equal = tvm_ffi.get_global_func("ffi.StructuralEqual")
+_structural_equal = ir.held("ffi.StructuralEqual")
 #: Types of values whose trivial rebinding is not canonicalized in Python (rule 8).
 _SHAPE_OR_PRIM = (ir.ShapeType, ir.PrimType)
 #: The missing type (a singleton) that TVM's mutator gives a rebuilt call to infer.

@@ -32,8 +32,6 @@ import bisect
 import sys
 from functools import cache
 
-import tvm.ir._ffi_api as _ir_api
-import tvm.relax._ffi_api as _relax_api
 import tvm_ffi
 from tvm import relax
 
@@ -58,9 +56,9 @@ def _kill_makers() -> tuple:
         void,
         kill_ops,
         empty,
-        _ir_api.Var,
-        _relax_api.DataflowVar,
-        _ir_api.Call,
+        ir.held("ir.Var"),
+        ir.held("relax.DataflowVar"),
+        ir.make_call,
         ir.make_var_binding,
     )
 

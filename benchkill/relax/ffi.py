@@ -6,37 +6,51 @@ so it avoids the Python wrapper classes where they cost: arrays are indexed with
 nodes are built with the raw FFI constructors, and variables are keyed by their
 object handle (``__chandle__``), never by ``==`` (which builds an IR node for
 PrimType variables).
+
+Every FFI function the pass calls is its own ``tvm_ffi.Function`` object (:func:`held`),
+set not to release the GIL: apache-tvm-ffi releases and re-takes it around every call by
+default (``TVM_FFI_RELEASE_GIL_BY_DEFAULT``), a mutex and a condition variable per call,
+which was 4-6% of the pass's instructions (``take_gil``, ``drop_gil``,
+``pthread_mutex_lock``...: callgrind, README "The GIL").  The calls are short (an array
+item, a constructor, one call's normalization) and none waits on another thread; TVM's
+own functions keep their setting.
 """
 
 from __future__ import annotations
 
 import tvm
 import tvm.ir._ffi_api as _ir_api
-import tvm.relax._ffi_api as _relax_api
 import tvm_ffi
 from tvm import relax
 from tvm.ir import expr as _ir_expr
 from tvm.ir.prim import expr as _prim_expr
-from tvm.relax.op import memory as _memory_op
-from tvm.relax.op import vm as _vm_op
 
 from benchkill.relax.ops import KILL_OBJECT, KILL_STORAGE, KILL_TENSOR, get_op
 
-array_get = tvm_ffi.get_global_func("ffi.ArrayGetItem")
-array_size = tvm_ffi.get_global_func("ffi.ArraySize")
+
+def held(name: str):
+    """The registered FFI function ``name``, as a Function object of benchkill's own that
+    does not release the GIL while it runs (see the module docstring)."""
+    function = tvm_ffi.get_global_func(name)
+    function.release_gil = False
+    return function
+
+
+array_get = held("ffi.ArrayGetItem")
+array_size = held("ffi.ArraySize")
 deep_copy = tvm_ffi.get_global_func("ffi.DeepCopy")
 
-make_var_binding = _relax_api.VarBinding
-make_binding_block = _relax_api.BindingBlock
-make_dataflow_block = _relax_api.DataflowBlock
-make_seq_expr = _relax_api.SeqExpr
-make_if = _relax_api.If
-make_function = _relax_api.Function
-make_match_cast = _relax_api.MatchCast
-make_call = _ir_api.Call
-missing_type = _ir_api.TypeMissing
-update_type = _relax_api.UpdateType
-normalize = _relax_api.BlockBuilderNormalize
+make_var_binding = held("relax.VarBinding")
+make_binding_block = held("relax.BindingBlock")
+make_dataflow_block = held("relax.DataflowBlock")
+make_seq_expr = held("relax.SeqExpr")
+make_if = held("relax.If")
+make_function = held("relax.Function")
+make_match_cast = held("relax.MatchCast")
+make_call = held("ir.Call")
+missing_type = held("ir.TypeMissing")
+update_type = held("relax.UpdateType")
+normalize = held("relax.BlockBuilderNormalize")
 
 # Node classes, compared with ``type(x) is C`` on the hot path.
 Var = _ir_expr.Var
@@ -90,14 +104,14 @@ class KillFactory:
 
     def __init__(self) -> None:
         self._missing = _ir_api.TypeMissing()
-        self._var = _ir_api.Var
-        self._dataflow_var = _relax_api.DataflowVar
+        self._var = held("ir.Var")
+        self._dataflow_var = held("relax.DataflowVar")
         self._ops = {name: get_op(name) for name in (KILL_TENSOR, KILL_STORAGE, KILL_OBJECT)}
         # The operators' own FFI constructors build ``Call(op, [var])`` in one call.
         self._makers = {
-            KILL_TENSOR: _memory_op._ffi_api.kill_tensor,
-            KILL_STORAGE: _memory_op._ffi_api.kill_storage,
-            KILL_OBJECT: _vm_op._ffi_api.kill_object,
+            KILL_TENSOR: held("relax.op.memory.kill_tensor"),
+            KILL_STORAGE: held("relax.op.memory.kill_storage"),
+            KILL_OBJECT: held("relax.op.vm.kill_object"),
         }
         self._group_makers = tuple(
             self._makers[k] for k in (KILL_TENSOR, KILL_STORAGE, KILL_OBJECT)

@@ -3,8 +3,8 @@
 :func:`comparison_warnings` checks a base run against a new one and says, in one line
 each, what makes their comparison doubtful: different machines, a quick run against a
 full one, other apache-tvm / apache-tvm-ffi / Python / benchkill versions, another malloc
-or kernel, or other suites, uncommitted code, or the same clean commit on both sides (then every
-verdict is the machine's noise), other instrument settings or test hooks behind
+or kernel, or other suites, uncommitted code, or the same clean commit on both sides (then
+every verdict is the machine's noise), other instrument settings or test hooks behind
 instruction counts.  The report prints them above its comparison; ``benchkill compare``
 can print them above its table.  A check is a function of (base, new) in :data:`CHECKS`;
 add one there.

@@ -98,9 +98,9 @@ MALLOC_FIELDS: tuple[tuple[str, str], ...] = (("malloc", "malloc"),)
 #: sessions here the kernel build changed on the same CPU (``...-fc-v857-...`` to
 #: ``...-fc-v1147-...``), a change of the software under both passes.
 OS_FIELDS: tuple[tuple[str, str], ...] = (("OS", "os"),)
-#: What ``run --resume`` refuses to mix besides the commit: the interpreter, the malloc
-#: and the packages.
-RESUME_FIELDS = (*PYTHON_FIELDS, *MALLOC_FIELDS, *PACKAGE_FIELDS)
+#: What ``run --resume`` refuses to mix besides the commit: the interpreter, the malloc,
+#: the operating system and kernel build, and the packages.
+RESUME_FIELDS = (*PYTHON_FIELDS, *MALLOC_FIELDS, *OS_FIELDS, *PACKAGE_FIELDS)
 
 
 def changed_fields(

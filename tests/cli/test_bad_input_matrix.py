@@ -66,7 +66,7 @@ def _fake_run(path: Path, **machine) -> Path:
     state["tvm_version"] = MACHINE.tvm_version
     state["tvm_ffi_version"] = MACHINE.tvm_ffi_version
     state["python"], state["python_build"] = MACHINE.python, MACHINE.python_build
-    state["malloc"] = MACHINE.malloc
+    state["malloc"], state["os"] = MACHINE.malloc, MACHINE.os
     results = make_results([], suites=("fake",), quick=False, **{**state, **machine})
     save(results, path)
     return path
@@ -133,6 +133,7 @@ def build_workspace(w: Path) -> None:
     _fake_run(w / "otherffi.json", tvm_ffi_version="0.0.1")
     _fake_run(w / "otherpython.json", python_build="/elsewhere (main, GCC 1.0)")
     _fake_run(w / "othermalloc.json", malloc="libelsewhere.so.1")
+    _fake_run(w / "otherkernel.json", os="Linux-0.0-elsewhere-x86_64")
     _fake_run(w / "locked.json")
     trust = w / "trust-broken"
     trust.mkdir()
@@ -177,6 +178,7 @@ MATRIX = [
     ("run: resume other tvm-ffi", ["run", "--resume", "otherffi.json"], "apache-tvm-ffi 0.0.1"),
     ("run: resume other python", ["run", "--resume", "otherpython.json"], "Python build /elsew"),
     ("run: resume other malloc", ["run", "--resume", "othermalloc.json"], "malloc libelsewhere"),
+    ("run: resume other kernel", ["run", "--resume", "otherkernel.json"], "OS Linux-0.0-elsewhere"),
     ("run: resume locked", ["run", "--resume", "locked.json"], "another benchkill run"),
     ("run: retry without resume", ["run", "--retry-failed"], "give --resume"),
     ("run: allow without resume", ["run", "--allow-code-change"], "give --resume"),

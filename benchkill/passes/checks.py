@@ -11,7 +11,7 @@ from tvm import relax
 from benchkill.passes.canonicalize import Unsupported, same_type, tir_vars_in_type
 from benchkill.relax import ffi as ir
 
-_erase = tvm_ffi.get_global_func("relax.analysis.EraseToWellDefined")
+_erase = ir.held("relax.analysis.EraseToWellDefined")
 #: Results a scope may have without the Normalizer binding them to a new variable.
 _NOT_LEAVES = (ir.Call, ir.TupleGetItem, ir.If, ir.SeqExpr, ir.Function)
 

@@ -7,14 +7,14 @@ import tvm.ir._ffi_api as ir_api
 import tvm.relax._ffi_api as relax_api
 import tvm_ffi
 
-from benchkill.passes import plan
-from benchkill.passes.canonicalize import _structural_equal
+from benchkill.passes import canonicalize, checks, plan
 from benchkill.relax import ffi as ir
 
 
 def test_the_pass_calls_its_own_functions_and_tvms_still_release_the_gil():
     ours = [ir.array_get, ir.array_size, ir.make_call, ir.make_var_binding, ir.normalize]
-    ours += [ir.make_seq_expr, ir.update_type, _structural_equal, *plan._kill_makers()[3:]]
+    ours += [ir.make_seq_expr, ir.update_type, *plan._kill_makers()[3:], checks._erase]
+    ours += [canonicalize._structural_equal, canonicalize.tir_vars_in_type]
     assert [f.release_gil for f in ours] == [False] * len(ours)
     theirs = [ir_api.Call, relax_api.VarBinding, relax_api.BlockBuilderNormalize]
     default = int(os.environ.get("TVM_FFI_RELEASE_GIL_BY_DEFAULT", "1")) != 0  # tvm_ffi's rule

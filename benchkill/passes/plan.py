@@ -56,8 +56,8 @@ def _kill_makers() -> tuple:
         void,
         kill_ops,
         empty,
-        ir.held("ir.Var"),
-        ir.held("relax.DataflowVar"),
+        ir.make_var,
+        ir.make_dataflow_var,
         ir.make_call,
         ir.make_var_binding,
     )

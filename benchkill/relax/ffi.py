@@ -48,6 +48,8 @@ make_if = held("relax.If")
 make_function = held("relax.Function")
 make_match_cast = held("relax.MatchCast")
 make_call = held("ir.Call")
+make_var = held("ir.Var")
+make_dataflow_var = held("relax.DataflowVar")
 missing_type = held("ir.TypeMissing")
 update_type = held("relax.UpdateType")
 normalize = held("relax.BlockBuilderNormalize")
@@ -104,8 +106,8 @@ class KillFactory:
 
     def __init__(self) -> None:
         self._missing = _ir_api.TypeMissing()
-        self._var = held("ir.Var")
-        self._dataflow_var = held("relax.DataflowVar")
+        self._var = make_var
+        self._dataflow_var = make_dataflow_var
         self._ops = {name: get_op(name) for name in (KILL_TENSOR, KILL_STORAGE, KILL_OBJECT)}
         # The operators' own FFI constructors build ``Call(op, [var])`` in one call.
         self._makers = {

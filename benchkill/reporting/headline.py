@@ -175,7 +175,7 @@ def target_results(records: Sequence[Any], quick: bool = False) -> list[TargetRe
     ]
     lo, hi = EXPONENT_RANGE
     # every family's exponent; when none is measured (one size each), chain's as missing
-    slopes: dict[str, float | None] = dict(benchkill_exponents(records)) or {"chain": None}
+    slopes: dict[str, float | None] = benchkill_exponents(records) or {"chain": None}
     out += [
         TargetResult(
             f"scaling exponent of benchkill, {family} {lo:,}-{hi:,} bindings",

@@ -162,14 +162,20 @@ def scaling_exponents(
     return slopes
 
 
-def benchkill_exponents(records: Sequence[Any], metric: str | None = None) -> dict[str, float]:
-    """Family -> scaling exponent of benchkill over :data:`EXPONENT_RANGE`, for every pass
-    family measured at two sizes or more in that range (the target holds on each)."""
-    families = sorted(
+def pass_families(records: Sequence[Any]) -> list[str]:
+    """The families of the pass records, sorted."""
+    return sorted(
         {r.params["family"] for r in records if r.suite == "pass" and "family" in r.params}
     )
+
+
+def benchkill_exponents(
+    records: Sequence[Any], metric: str | None = None
+) -> dict[str, float | None]:
+    """Family -> scaling exponent of benchkill over :data:`EXPONENT_RANGE`, for every pass
+    family measured at two sizes or more in that range (the target holds on each)."""
     out = {}
-    for family in families:
+    for family in pass_families(records):
         slope = scaling_exponents(records, family, metric=metric).get("benchkill")
         if slope is not None:
             out[family] = slope
@@ -246,10 +252,7 @@ def _pass_lines(records: Sequence[Any]) -> list[str]:
             result = "n/a"
         lines.append(f"| {row['figure']} | {value} | {row['target']} | {result} |")
     lo, hi = EXPONENT_RANGE
-    families = sorted(
-        {r.params["family"] for r in records if r.suite == "pass" and "family" in r.params}
-    )
-    for family in families:
+    for family in pass_families(records):
         for impl, slope in scaling_exponents(records, family, metric=metric).items():
             target = f"<= {EXPONENT_TARGET}" if impl == "benchkill" else REPORTED
             result = _MET[met(slope, "<=", EXPONENT_TARGET)] if impl == "benchkill" else ""

@@ -9,8 +9,8 @@ order TVM's ``CollectLastUsage`` visits it, and records in plain dicts and sets:
 * for each variable bound in a scope, the position (index among the scope's
   top-level bindings) of the binding that uses it last, or ``OUTPUT`` when its last
   use is the scope's result expression;
-* which bindings are ``alloc_storage`` results (a per-scope bytearray, ``Scope.kinds``;
-  a set too for those of nested scopes), and which variables are constants, bound to
+* which bindings are ``alloc_storage`` results (their positions, ``Scope.storage_pos``; their
+  handles too for those of nested scopes), and which variables are constants, bound to
   ``R.null_value()``, or already killed.
 
 Variables are keyed by :func:`.keys.key` (their object handle divided by 16).
@@ -58,8 +58,6 @@ from benchkill.relax import ops
 
 #: ``last_use`` value of a variable whose last use is its scope's result expression.
 OUTPUT = -1
-#: ``Scope.kinds``: an alloc_storage result, or anything else (its variable's type tells)
-OTHER, STORAGE = 0, 1
 
 # Operator codes of the hot path (:meth:`_Sweeper.scope`).
 _PLAIN, _ALLOC_STORAGE, _ALLOC_TENSOR, _NULL_VALUE, _KILL, _OTHER = range(6)
@@ -112,7 +110,7 @@ class Scope:
         "children",
         "last",
         "vars",
-        "kinds",
+        "storage_pos",
         "touched",
         "removed",
         "rebuilt",
@@ -136,9 +134,9 @@ class Scope:
         self.last: dict[int, int | None] = {}
         #: the variable bound at each position
         self.vars: list = []
-        #: what the binding at each position is: STORAGE (an alloc_storage result) or
-        #: OTHER (its variable's type tells, alloc_tensor results too)
-        self.kinds = bytearray()
+        #: positions of the alloc_storage results (any other variable's kill follows its
+        #: type, alloc_tensor results' too)
+        self.storage_pos: set[int] = set()
         #: positions (OUTPUT: the result) whose expression canonicalization rewrites
         self.touched: set[int] = set()
         #: positions of the bindings canonicalization removes
@@ -168,8 +166,8 @@ class Sweep:
         self.scopes: list[Scope] = sweeper.scopes
         #: handle -> (scope, position, var) of uses outside the defining scope (see above)
         self.foreign: dict[int, tuple] = foreign
-        #: storage bound in nested scopes (for foreign kills; each scope's ``kinds`` tells
-        #: its own)
+        #: storage bound in nested scopes (for foreign kills; each scope's ``storage_pos``
+        #: tells its own)
         self.storage: set[int] = sweeper.storage
         self.constants: set[int] = sweeper.constants
         self.null_values: set[int] = sweeper.null_values
@@ -318,7 +316,7 @@ class _Sweeper:
         # trivial rebindings ``lv = alloc`` (a third of a lowered decoder's bindings)
         rebinding = self.rebinding if self.canonicalize else None
         last, touched = scope.last, scope.touched
-        vars_append, kinds_append = scope.vars.append, scope.kinds.append
+        vars_append, storage_at = scope.vars.append, scope.storage_pos.add
 
         subst_in_alloc = self.subst_in_alloc
         pos = 0
@@ -348,7 +346,6 @@ class _Sweeper:
                     subst_in_alloc = self.subst_in_alloc
                     last[h] = None
                     vars_append(var)
-                    kinds_append(OTHER)
                     pos += 1
                     continue
                 op = value.op
@@ -418,7 +415,7 @@ class _Sweeper:
                         self.touch_args(value.args, scope, pos)
                     last[h] = None
                     vars_append(var)
-                    kinds_append(STORAGE)
+                    storage_at(pos)
                     pos += 1
                     continue
                 else:
@@ -427,7 +424,6 @@ class _Sweeper:
                     subst_in_alloc = self.subst_in_alloc
                 last[h] = None
                 vars_append(var)
-                kinds_append(OTHER)
                 pos += 1
         if len(last) != pos:
             raise BenchkillError("malformed IR: a variable is bound twice in one scope")

@@ -372,13 +372,16 @@ class _Sweeper:
                                 pos_stack[depth] = pos
                                 use(arg)
                     else:  # the same, until an argument is substituted
-                        for i in range(array_size(args)):
+                        n = array_size(args)
+                        for i in range(n):
                             arg = array_get(args, i)
                             arg_type = type(arg)
                             if arg_type is var_t or arg_type is dataflow_var_t:
                                 ah = arg.__chandle__() >> shift
                                 if ah in subst:  # the rest of the call, substituted
-                                    self.substituted_call(value, op, var, scope, pos, args, i)
+                                    self.substituted_call(
+                                        value, op, var, scope, pos, args, n, i, ah
+                                    )
                                     break
                                 if ah in last:
                                     last[ah] = pos
@@ -520,46 +523,58 @@ class _Sweeper:
         self.substitute(h, replacement, var_ty, value_ty)
         scope.removed.add(pos)
 
-    def substituted_call(self, value, op, var, scope: Scope, pos: int, args, first: int) -> None:
-        """The hot path's loop over a call's arguments ``args`` from ``first``, the first
-        one canonicalization substitutes (the uses of those before were recorded): uses are
-        recorded as uses of the replacements, and when only variables are replaced (by
-        variables, or by the constants they are bound to) the new arguments are kept for the
-        rebuild (``Scope.rebuilt``), which then needs no second read of the call."""
+    def substituted_call(
+        self, value, op, var, scope: Scope, pos: int, args, n: int, first: int, h: int
+    ) -> None:
+        """The hot path's loop over the ``n`` arguments ``args`` of a call from ``first``, the
+        first one canonicalization substitutes (``h``: its handle; the uses of those before
+        were recorded): uses are recorded as uses of the replacements, and when only
+        variables are replaced (by variables, or by the constants they are bound to) the new
+        arguments are kept for the rebuild (``Scope.rebuilt``), which then needs no second
+        read of the call."""
         subst, last = self.subst, scope.last
         array_get = ir.array_get
-        changed = True  # the argument at ``first`` is substituted
         if first:
             new_args = [array_get(args, i) for i in range(first)]
             simple = all(ir.is_var(arg) or type(arg) in _LEAVES for arg in new_args)
         else:
             new_args, simple = [], True
         outer = len(self.stack) > 1 or self.closed  # else a variable not in ``last`` is a parameter
-        for i in range(first, ir.array_size(args)):
-            arg = array_get(args, i)
-            arg_type = type(arg)
-            if arg_type is ir.Var or arg_type is ir.DataflowVar:
+        for i in range(first, n):
+            if i == first:  # read by the hot path: substituted
+                arg = subst[h]
+                if arg is None:  # a constant is inlined: no variable is used
+                    new_args.append(self.inlined[h])
+                    continue
                 ah = arg.__chandle__() >> SHIFT
-                if ah in subst:
-                    changed = True
-                    arg = subst[ah]
-                    if arg is None:  # a constant is inlined: no variable is used
-                        new_args.append(self.inlined[ah])
-                        continue
+            else:
+                arg = array_get(args, i)
+                arg_type = type(arg)
+                if arg_type is ir.Var or arg_type is ir.DataflowVar:
                     ah = arg.__chandle__() >> SHIFT
-                if ah in last:
-                    last[ah] = pos
-                elif outer:
-                    self.use_outer(ah, arg, pos)
-            elif arg_type not in _LEAVES:
-                self.pos_stack[-1] = pos
-                self.use(arg)
-                simple = False
+                    if ah in subst:
+                        arg = subst[ah]
+                        if arg is None:  # a constant is inlined: no variable is used
+                            new_args.append(self.inlined[ah])
+                            continue
+                        ah = arg.__chandle__() >> SHIFT
+                elif arg_type in _LEAVES:
+                    new_args.append(arg)
+                    continue
+                else:
+                    self.pos_stack[-1] = pos
+                    self.use(arg)
+                    simple = False
+                    new_args.append(arg)
+                    continue
+            if ah in last:
+                last[ah] = pos
+            elif outer:
+                self.use_outer(ah, arg, pos)
             new_args.append(arg)
-        if changed:
-            scope.touched.add(pos)
-            if simple:
-                scope.rebuilt[pos] = (value, op, var, new_args)
+        scope.touched.add(pos)
+        if simple:
+            scope.rebuilt[pos] = (value, op, var, new_args)
 
     def substitute(self, h: int, replacement, ty, other_ty=None) -> None:
         """Every later use of variable ``h`` is a use of ``replacement`` (a variable or a

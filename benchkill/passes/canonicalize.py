@@ -243,20 +243,33 @@ class Canonicalizer:
             expr = nxt
         return expr
 
+    def known_value(self, expr):
+        """:meth:`unwrap_var` of ``expr`` where it ends at a value, else None (at a variable
+        not bound to a known value): for the callers that look for a tuple or an item only,
+        which a variable is not, opaque or not."""
+        known = self.known
+        while type(expr) is ir.Var or type(expr) is ir.DataflowVar:
+            nxt = known.get(expr.__chandle__() >> SHIFT)
+            if nxt is None or nxt is expr:
+                return None
+            expr = nxt
+        return expr
+
     def unwrap(self, value):
         """TVM's UnwrapKnownValue: the field of a known tuple, or an earlier tuple."""
         kind = type(value)
         if kind is ir.TupleGetItem:
-            tup = self.unwrap_var(value.tuple_value)
+            tup = self.known_value(value.tuple_value)
             if type(tup) is ir.Tuple:
                 return ir.array_get(tup.fields, value.index)
         elif kind is ir.Tuple:
-            fields = ir.items(value.fields)
-            if not fields:
+            fields = value.fields
+            if not ir.array_size(fields):
                 return value
-            first = self.unwrap_var(fields[0])
+            first = self.known_value(ir.array_get(fields, 0))
             if type(first) is not ir.TupleGetItem:
                 return value
+            fields = ir.items(fields)
             ty = first.tuple_value.ty
             if not isinstance(ty, relax.TupleType):
                 raise Unsupported("item of a non-tuple")

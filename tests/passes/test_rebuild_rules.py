@@ -591,3 +591,46 @@ def test_a_call_with_an_inlined_constant_is_rebuilt_from_the_sweep(fallback_call
     actual = benchkill.KillAfterLastUse()(mod)
     tvm.ir.assert_structural_equal(actual, expected, map_free_vars=True)
     assert "R.const(2" in actual.script() and not fallback_calls
+
+
+_SUBSTITUTED_ARGS = """
+@I.ir_module
+class Module:
+    @R.function(pure=False)
+    def main(x: R.Tensor((4,), "float32"), w: R.Tensor((4,), "float32")):
+        c = R.const(2.0, "float32")
+        y0 = R.call_packed("f", x, sinfo_args=R.Tensor((4,), "float32"))
+        y = y0
+        z = R.call_packed(
+            "g", x, c, y, w, R.prim_value(3){tuple}, sinfo_args=R.Tensor((4,), "float32")
+        )
+        return z
+"""
+
+
+@pytest.mark.parametrize("with_tuple", [False, True])
+def test_a_call_with_every_kind_of_argument_after_the_first_substituted_one(
+    with_tuple, fallback_calls
+):
+    """The sweep's loop over a call's arguments from the first one canonicalization
+    substitutes (an inlined constant, read by the hot path), then a rebound variable, a plain
+    one, a leaf and, with ``with_tuple``, a tuple (a call whose new arguments are not all
+    variables or leaves is rebuilt by the canonicalizer, not from the sweep's arguments):
+    uses are recorded as uses of the replacements, and the output is TVM's."""
+    mod = parse(_SUBSTITUTED_ARGS.replace("{tuple}", ", (w, y)" if with_tuple else ""))
+    sweep = sweep_function(mod["main"])
+    root = sweep.root
+    assert root.touched == {3}  # z's call, at position 3 (y = y0 is removed)
+    assert root.removed == {2}
+    if with_tuple:
+        assert not root.rebuilt
+    else:
+        ((_, _, _, args),) = root.rebuilt.values()
+        names = [a.name if isinstance(a, relax.Var) else type(a).__name__ for a in args]
+        assert names == ["x", "GenericConst", "y0", "w", "IntImm"]
+    y0 = list(root.last)[1]
+    assert root.last[y0] == 3  # its use through y
+    expected = relax.transform.KillAfterLastUse()(mod)
+    actual = benchkill.KillAfterLastUse()(mod)
+    tvm.ir.assert_structural_equal(actual, expected, map_free_vars=True)
+    assert not fallback_calls

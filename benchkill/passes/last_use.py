@@ -9,9 +9,9 @@ order TVM's ``CollectLastUsage`` visits it, and records in plain dicts and sets:
 * for each variable bound in a scope, the position (index among the scope's
   top-level bindings) of the binding that uses it last, or ``OUTPUT`` when its last
   use is the scope's result expression;
-* which bindings are ``alloc_storage`` results (their positions, ``Scope.storage_pos``; their
-  handles too for those of nested scopes), and which variables are constants, bound to
-  ``R.null_value()``, or already killed.
+* which bindings are ``alloc_storage`` results (a per-scope bytearray, ``Scope.kinds``,
+  zeroed a block at a time; their handles too for those of nested scopes), and which
+  variables are constants, bound to ``R.null_value()``, or already killed.
 
 Variables are keyed by :func:`.keys.key` (their object handle divided by 16).
 
@@ -58,6 +58,8 @@ from benchkill.relax import ops
 
 #: ``last_use`` value of a variable whose last use is its scope's result expression.
 OUTPUT = -1
+#: ``Scope.kinds``: an alloc_storage result, or anything else (its variable's type tells)
+OTHER, STORAGE = 0, 1
 
 # Operator codes of the hot path (:meth:`_Sweeper.scope`).
 _PLAIN, _ALLOC_STORAGE, _ALLOC_TENSOR, _NULL_VALUE, _KILL, _OTHER = range(6)
@@ -110,7 +112,7 @@ class Scope:
         "children",
         "last",
         "vars",
-        "storage_pos",
+        "kinds",
         "touched",
         "removed",
         "rebuilt",
@@ -134,9 +136,10 @@ class Scope:
         self.last: dict[int, int | None] = {}
         #: the variable bound at each position
         self.vars: list = []
-        #: positions of the alloc_storage results (any other variable's kill follows its
-        #: type, alloc_tensor results' too)
-        self.storage_pos: set[int] = set()
+        #: what the binding at each position is: STORAGE (an alloc_storage result) or
+        #: OTHER (its variable's type tells, alloc_tensor results too); zeroed (OTHER) a
+        #: block at a time, so the hot loop writes only the storage
+        self.kinds = bytearray()
         #: positions (OUTPUT: the result) whose expression canonicalization rewrites
         self.touched: set[int] = set()
         #: positions of the bindings canonicalization removes
@@ -166,7 +169,7 @@ class Sweep:
         self.scopes: list[Scope] = sweeper.scopes
         #: handle -> (scope, position, var) of uses outside the defining scope (see above)
         self.foreign: dict[int, tuple] = foreign
-        #: storage bound in nested scopes (for foreign kills; each scope's ``storage_pos``
+        #: storage bound in nested scopes (for foreign kills; each scope's ``kinds``
         #: tells its own)
         self.storage: set[int] = sweeper.storage
         self.constants: set[int] = sweeper.constants
@@ -316,7 +319,7 @@ class _Sweeper:
         # trivial rebindings ``lv = alloc`` (a third of a lowered decoder's bindings)
         rebinding = self.rebinding if self.canonicalize else None
         last, touched = scope.last, scope.touched
-        vars_append, storage_at = scope.vars.append, scope.storage_pos.add
+        vars_append, kinds = scope.vars.append, scope.kinds
 
         subst_in_alloc = self.subst_in_alloc
         pos = 0
@@ -326,6 +329,7 @@ class _Sweeper:
             if dataflow and self.canonicalize:
                 raise NeedsTVMCanonicalization  # CanonicalizeBindings rewrites dataflow blocks
             scope.bindings.append(bindings)
+            kinds += bytes(len(bindings))  # OTHER, until an alloc_storage
             scope.dataflow.append(dataflow)
             for binding in bindings:
                 value = binding.value
@@ -418,7 +422,7 @@ class _Sweeper:
                         self.touch_args(value.args, scope, pos)
                     last[h] = None
                     vars_append(var)
-                    storage_at(pos)
+                    kinds[pos] = STORAGE
                     pos += 1
                     continue
                 else:

@@ -36,7 +36,7 @@ import tvm_ffi
 from tvm import relax
 
 from benchkill.passes.checks import is_void_type
-from benchkill.passes.last_use import OUTPUT, NeedsTVMCanonicalization, Sweep
+from benchkill.passes.last_use import OUTPUT, STORAGE, NeedsTVMCanonicalization, Sweep
 from benchkill.relax import ffi as ir
 from benchkill.relax import ops
 
@@ -96,7 +96,7 @@ def plan_kills(
     for scope in sweep.scopes:
         limit = scope.first_nested if tvm_compatible else sys.maxsize
         variables = scope.vars
-        storage_at = scope.storage_pos
+        kinds = scope.kinds
         outside = extra.get(scope.index, ())
         # key = (pos * 3 + slot) * stride + order: sorting the keys sorts the kills
         stride = len(variables) + len(outside) + 1
@@ -108,7 +108,7 @@ def plan_kills(
         for order, (h, pos) in enumerate(last.items()):
             if pos is None or h in excluded:
                 continue
-            if order in storage_at:  # storage: known by its operator
+            if kinds[order] == STORAGE:  # storage: known by its operator
                 if -1 < pos < limit:
                     add_key((pos * _SLOTS + 1) * stride + order)
                 continue

@@ -129,3 +129,20 @@ def test_a_slowed_pass_is_caught_by_instructions_and_not_by_noise_alone():
     assert compare(a, a).exit_code == 0
     assert compare(a, b).exit_code == 1
     assert compare(a, b).comparisons[0].ratio == pytest.approx(1.0095)
+
+
+def test_one_peak_per_run_is_judged_by_the_tolerance():
+    """The pass suite's pass_peak_python_memory has one sample per case (the traced
+    warm-up): a growth beyond the tolerance is a regression, not "insufficient samples"
+    (session 20: a set of positions raised the sweep's peak at 30,000 bindings from
+    9.92 to 10.7 MiB and compare could not say so)."""
+
+    def memory(value):
+        return rec([value], "pass_peak_python_memory", "bytes", name="chain")
+
+    grown = classify(memory(9.92 * MiB), memory(10.7 * MiB), None, 0.002)
+    assert grown.verdict == REGRESSION
+    assert "one sample each: the tolerance decides" in grown.notes
+    assert classify(memory(10.7 * MiB), memory(9.92 * MiB), None, 0.002).verdict == IMPROVEMENT
+    # within the tolerance (325 -> 364 KiB at 1,000 bindings): no change
+    assert classify(memory(325 * 1024), memory(364 * 1024), None, 0.002).verdict == NO_CHANGE

@@ -129,6 +129,19 @@ def make_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     return parser
 
 
+def full_parser() -> argparse.ArgumentParser:
+    """The parser of :func:`make_parser` with the arguments of every command (each
+    command's module imported now).  The documentation's CLI reference is generated from
+    it (sphinx-argparse), so it says what ``benchkill COMMAND --help`` says."""
+    parser = make_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for name, p in commands.choices.items():
+        module = command_module(name)
+        module.add_arguments(p)
+        p.set_defaults(func=module.run)
+    return parser
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 

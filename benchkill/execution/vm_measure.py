@@ -124,6 +124,8 @@ def measure_vm(
 ) -> VMResult:
     """Build ``mod`` for LLVM with the kill variant ``kill``, run ``func``, measure it.
 
+    Invalid options raise BenchkillError; build and run failures are returned.
+
     Parameters
     ----------
     mod : tvm.IRModule
@@ -156,8 +158,6 @@ def measure_vm(
         it; it is put there when the measurement succeeded.  An existing file is never
         replaced: it is an error before anything is built, and a file that appears at
         that path during the measurement makes the result an error (stage "export").
-
-    Invalid options raise BenchkillError; build and run failures are returned.
     """
     _check_options(exec_mode, kill, memory_cfg)
     request = _request(mod, inputs, exec_mode, memory_cfg, repeat, peak_repeat, func, timeline)

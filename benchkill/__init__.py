@@ -4,7 +4,8 @@ The public names below are imported lazily, on first access, so that ``import be
 and ``benchkill --help`` import no TVM.  The package is layered (see the README's Layout
 section): ``relax`` (TVM plumbing), ``passes``, ``analysis``, ``inputs``, ``execution``,
 ``fuzz``, ``bench``, ``results``, ``reporting``, ``cli``; ``errors``, ``files``,
-``hooks`` and ``stats`` are imported by all of them.
+``hooks``, ``stats`` and ``vocabulary`` (the names of kill variants, exec modes, suites...)
+are imported by all of them.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The package's layout rules: imports follow the layers, modules stay small.
 
 The layers and what each may import (the README's Layout section says the same):
-``errors``, ``files``, ``hooks`` and ``stats`` are the foundation every layer may use.
+``errors``, ``files``, ``hooks``, ``stats`` and ``vocabulary`` are the foundation every
+layer may use (they import nothing of benchkill's but one another).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "benchkill"
-FOUNDATION = {"errors", "files", "hooks", "stats"}
+FOUNDATION = {"errors", "files", "hooks", "stats", "vocabulary"}
 #: layer -> layers it may import (besides itself and the foundation)
 ALLOWED = {
     "relax": set(),

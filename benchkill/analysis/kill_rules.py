@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from benchkill.relax import ops
+from benchkill.vocabulary import KILL_RULES
 
 # What a variable's root (the variable CanonicalizeBindings keeps) is bound to.
 PARAM, CONST = "param", "const"
@@ -83,10 +84,14 @@ class Rule:
 
     name: str
     sites: tuple[str, ...]
-    meaning: str
     holds: Callable[[Site], bool]
     message: str
     final: bool = True
+
+    @property
+    def meaning(self) -> str:
+        """The rule's one-line meaning (:data:`benchkill.vocabulary.KILL_RULES`)."""
+        return KILL_RULES[self.name]
 
 
 #: Every rule, in the order they are checked at a site.
@@ -94,14 +99,12 @@ TABLE: tuple[Rule, ...] = (
     Rule(
         "kill-malformed",
         (KILL,),
-        "the kill's argument is not exactly one variable",
         lambda s: s.malformed,
         "kill of ({var}): expected exactly one variable",
     ),
     Rule(
         "use-out-of-scope",
         (KILL, USE),
-        "use or kill of a variable outside the scope that defines it (ill-formed IR)",
         lambda s: not s.defined and not s.prim,
         "{var} is not defined here (ill-formed IR: the VM would read a register that was "
         "never written)",
@@ -110,35 +113,30 @@ TABLE: tuple[Rule, ...] = (
     Rule(
         "kill-null-value",
         (KILL,),
-        "kill of a variable bound to R.null_value() (no VM register)",
         lambda s: s.nature == NULL,
         "{var}{alias} is bound to R.null_value() and has no VM register",
     ),
     Rule(
         "kill-constant",
         (KILL,),
-        "kill of a variable bound to a constant (no VM register)",
         lambda s: s.nature == CONST,
         "{var}{alias} is bound to a constant and has no VM register",
     ),
     Rule(
         "kill-no-register-type",
         (KILL,),
-        "kill of a FuncType/ShapeType/PrimType variable (no VM register)",
         lambda s: not s.register,
         "{var} has type {type_name} and no VM register",
     ),
     Rule(
         "double-kill",
         (KILL,),
-        "kill of a variable already killed on some path",
         lambda s: bool(s.killed_by),
         "{var}{alias} is already killed by {killed_by}",
     ),
     Rule(
         "kill-param",
         (KILL,),
-        "kill of a function parameter",
         lambda s: s.nature == PARAM,
         "{var}{alias} is a parameter of the function",
         final=False,
@@ -146,27 +144,24 @@ TABLE: tuple[Rule, ...] = (
     Rule(
         "kill-output",
         (USE,),
-        "kill of a variable the function returns",
         lambda s: bool(s.killed_by) and s.use == RETURNED,
         "{var} is returned by the function after {killed_by}",
     ),
     Rule(
         "use-after-kill",
         (USE,),
-        "use of a variable killed on some path to the use",
         lambda s: bool(s.killed_by) and s.use != RETURNED,
         "{var} is {use} after {killed_by}",
     ),
     Rule(
         "missed-kill",
         (SCOPE_END,),
-        "tensor or storage not killed after its last use (expect_complete)",
         lambda s: bool(s.last_use) and not s.in_result and not s.killed_everywhere,
         "{what} {var} is not killed after its last use at {last_use}",
     ),
 )
 
-#: Rule name -> one-line meaning.
+#: Rule name -> one-line meaning, in the order of :data:`TABLE`.
 RULES: dict[str, str] = {rule.name: rule.meaning for rule in TABLE}
 
 _AT: dict[str, tuple[Rule, ...]] = {

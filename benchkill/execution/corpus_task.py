@@ -51,8 +51,9 @@ from benchkill.execution.child import (
     set_stage,
     work_dir,
 )
+from benchkill.vocabulary import EQUIVALENCE_STAGES
 
-STAGES = ("as-written", "lowered", "rekilled")
+STAGES = EQUIVALENCE_STAGES
 VERDICTS = ("equal", "both raise", "only TVM raises", "only benchkill raises", "different")
 MISMATCHES = VERDICTS[2:]
 RECORDS = "records.jsonl"

@@ -13,15 +13,11 @@ from tvm import relax
 from benchkill.errors import BenchkillError
 from benchkill.relax.lowering import after_kill, before_kill
 from benchkill.relax.lowering import lower_to_kill_input as lower_to_kill_input
+from benchkill.vocabulary import KILLS, kill_arg
 
-#: The kill variants and what each runs in place of TVM's kill step.
-KILL_VARIANTS = {
-    "tvm": "TVM's C++ relax.transform.KillAfterLastUse",
-    "benchkill": "benchkill.KillAfterLastUse() (equal to TVM's output)",
-    "beyond": "benchkill.KillAfterLastUse(tvm_compatible=False) (keeps kills after If)",
-    "legacy": "benchkill.KillAfterLastUse(exclude_null_value=False) (pre-fix behaviour)",
-    None: "no kill step",
-}
+#: The values ``kill=`` takes: the names of :data:`benchkill.vocabulary.KILL_VARIANTS`,
+#: None for the build without a kill step.
+KILL_VARIANTS = tuple(kill_arg(name) for name in KILLS)
 
 
 def check_kill_variant(kill: object) -> None:

@@ -30,9 +30,7 @@ from benchkill.execution.trace import TraceEvent, TraceSummary
 from benchkill.execution.vm_task import EXPORTED
 from benchkill.files import copy_new
 from benchkill.relax.text import module_text
-
-EXEC_MODES = ("bytecode", "compiled")
-MEMORY_CFGS = ("pooled", "naive")
+from benchkill.vocabulary import EXEC_MODES, MEMORY_CFGS
 
 #: Seconds a child may take (build and all runs) before it is killed.
 DEFAULT_TIMEOUT = 600.0

@@ -22,6 +22,7 @@ from benchkill.errors import one_line
 from benchkill.execution.child import run_task, set_stage, work_dir
 from benchkill.fuzz.properties import FuzzMismatch
 from benchkill.relax.text import module_text
+from benchkill.vocabulary import COMPARED_KILLS, EXEC_MODES, kill_arg
 
 _OPS = ("add", "multiply", "subtract")
 
@@ -88,11 +89,15 @@ def _text_scope(draw, lines, depth, live, n_ops, names) -> str:
     return live[-1]
 
 
+#: The kill variants a buildable program is built with (None: without kills, the reference).
+VARIANTS = tuple(map(kill_arg, COMPARED_KILLS))
+
+
 def check_vm_equivalence(
     mod: tvm.IRModule,
     inputs: list,
-    variants=("tvm", "benchkill", "beyond", None),
-    exec_modes=("bytecode", "compiled"),
+    variants=VARIANTS,
+    exec_modes=EXEC_MODES,
     progress=None,
 ) -> None:
     """Build ``mod`` with each kill variant in each exec mode, run it, and compare with the

@@ -26,23 +26,7 @@ from tvm import relax
 from benchkill.errors import BenchkillError, check_int
 from benchkill.inputs import models
 from benchkill.inputs.kernels import KERNELS, Atoms, i64
-
-#: family name -> what its ``main`` is made of (one line each)
-FAMILIES = {
-    "chain": "per op an alloc_storage, an alloc_tensor on it and a call reading the previous "
-    "tensor",
-    "fanout": "each tensor read by several later 3-input ops, so last uses lie far from "
-    "definitions",
-    "planned": "4 storages allocated up front, each reused by many tensors in turn, as after "
-    "static memory planning",
-    "shape_heap": "chain ops each checked by a match_shape call on one VMShapeLower-style "
-    "R.null_value() heap",
-    "control": "chain ops and If/else blocks nested up to 3 deep; conditions are a bool "
-    "parameter or a computed bool",
-    "mixed": "all of the above plus constants, trivial rebindings, match_cast, tuples, shape "
-    "and prim values, pre-existing kills",
-    models.NAME: models.DESCRIPTION,  # n_ops: layers (real IR, see benchkill.inputs.models)
-}
+from benchkill.vocabulary import FAMILIES as FAMILIES  # the family names, each with its make-up
 
 #: Shape of every tensor (float32).
 #: The largest module :func:`generate` makes (about 2.2 GiB of IR for a chain): a bound, so

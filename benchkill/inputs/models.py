@@ -27,15 +27,12 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from benchkill.errors import BenchkillError
+from benchkill.vocabulary import MODEL_FAMILY
 
 if TYPE_CHECKING:
     import tvm
 
-NAME = "model"
-DESCRIPTION = (
-    "GPT-style relax.frontend.nn decoders (embedding, layers of attention + MLP, symbolic "
-    "sequence length) lowered by TVM's default pipeline up to its kill step"
-)
+NAME = MODEL_FAMILY
 #: layers -> hidden width of the decoder configurations (GPT-2 small to XL from 12 layers
 #: on); another layer count takes the width of the nearest one listed.
 HIDDEN = {1: 128, 2: 128, 4: 256, 8: 512, 12: 768, 24: 1024, 36: 1280, 48: 1600}

@@ -11,12 +11,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchkill.vocabulary import (
+    EXEC_MODES,
+    FAMILIES,
+    IMPLS,
+    KILLS,
+    MEMORY_CFGS,
+    MODEL_FAMILY,
+    kill_arg,
+)
+from benchkill.vocabulary import kill_name as kill_name
+
 #: Kill variants in the order figures, tables and legends list them (None: no kills).
-KILL_ORDER: tuple[str | None, ...] = (None, "tvm", "benchkill", "beyond", "legacy")
+KILL_ORDER: tuple[str | None, ...] = tuple(kill_arg(name) for name in KILLS)
 #: Implementations of the pass suite, in their order.
-IMPL_ORDER = ("benchkill", "tvm", "naive", "floor")
-#: The pass suite's families, in the order panels and tables show them.
-FAMILY_ORDER = ("chain", "fanout", "planned", "shape_heap", "control", "mixed")
+IMPL_ORDER = IMPLS
+#: The pass suite's generated families, in the order panels and tables show them.
+FAMILY_ORDER = tuple(family for family in FAMILIES if family != MODEL_FAMILY)
 
 #: Colour of each kill variant and implementation ("none": the build without kills).
 COLOURS = {
@@ -53,27 +64,12 @@ IMPL_LABELS = {
     "floor": "floor (FFI work)",
 }
 
+#: Order of the (exec mode, allocator) configurations: the default (bytecode, pooled) first.
+MODE_ORDER = tuple((mode, cfg) for cfg in MEMORY_CFGS for mode in EXEC_MODES)
 #: (exec mode, allocator) -> bar hatch; the default (bytecode, pooled) is plain.
-HATCHES = {
-    ("bytecode", "pooled"): "",
-    ("compiled", "pooled"): "//",
-    ("bytecode", "naive"): "..",
-    ("compiled", "naive"): "xx",
-}
+HATCHES = dict(zip(MODE_ORDER, ("", "//", "..", "xx"), strict=True))
 #: (exec mode, allocator) -> line style.
-LINESTYLES = {
-    ("bytecode", "pooled"): "-",
-    ("compiled", "pooled"): "--",
-    ("bytecode", "naive"): ":",
-    ("compiled", "naive"): "-.",
-}
-#: Order of the (exec mode, allocator) configurations.
-MODE_ORDER = tuple(HATCHES)
-
-
-def kill_name(kill: Any) -> str:
-    """A record's ``kill`` param as a palette key: ``None`` -> ``"none"``."""
-    return "none" if kill is None else str(kill)
+LINESTYLES = dict(zip(MODE_ORDER, ("-", "--", ":", "-."), strict=True))
 
 
 def colour(name: Any) -> str:

@@ -2,7 +2,8 @@
 
 A suite is a module with ``NAME``, ``cases(quick: bool) -> list[CaseSpec]`` and
 ``run_case(spec: CaseSpec) -> list[Record]`` (:mod:`benchkill.bench.model`).  This
-module imports only :mod:`benchkill.errors`; a suite is imported when it runs.
+module imports only :mod:`benchkill.errors` and :mod:`benchkill.vocabulary`; a suite is
+imported when it runs.
 """
 
 from __future__ import annotations
@@ -11,12 +12,10 @@ from importlib import import_module
 from types import ModuleType
 
 from benchkill.errors import BenchkillError
+from benchkill.vocabulary import SUITES as NAMES
 
-#: suite name -> module that implements it
-SUITES = {
-    "pass": "benchkill.bench.suites.pass_suite",
-    "vm": "benchkill.bench.suites.vm_suite",
-}
+#: suite name (:data:`benchkill.vocabulary.SUITES`) -> module that implements it
+SUITES = {name: f"benchkill.bench.suites.{name}_suite" for name in NAMES}
 
 
 def load_suite(name: str) -> ModuleType:

@@ -55,13 +55,16 @@ from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK, CaseSpec, Record
 from benchkill.errors import BenchkillError
 from benchkill.files import link_or_copy_new
 from benchkill.inputs import workloads
+from benchkill.vocabulary import COMPARED_KILLS, EXEC_MODES, NO_KILLS, kill_arg
 
 NAME = "vm"
 
 #: The kill variants measured for an ordinary workload; the first is the reference.
-KILLS: tuple[str | None, ...] = (None, "tvm", "benchkill", "beyond")
+KILLS: tuple[str | None, ...] = tuple(kill_arg(name) for name in COMPARED_KILLS)
 #: The variants of the upstream re-kill scenario: pre-fix and fixed passes.
-REKILL_KILLS: tuple[str | None, ...] = (None, "legacy", "benchkill", "tvm")
+REKILL_KILLS: tuple[str | None, ...] = tuple(
+    kill_arg(name) for name in (NO_KILLS, "legacy", "benchkill", "tvm")
+)
 
 #: Relative tolerance of the calibration: measured / allocated within 1 +- this.
 CALIBRATION_TOLERANCE = 0.05
@@ -88,7 +91,7 @@ def _spec(
 
 def cases(quick: bool) -> list[CaseSpec]:
     """The cases of a full run, or a small set (4 MiB tensors, fewer modes) for --quick."""
-    modes = ("bytecode", "compiled")
+    modes = EXEC_MODES
     if quick:
         return [
             CaseSpec(NAME, "calibration", {"mib": 64}),

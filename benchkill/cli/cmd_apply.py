@@ -6,66 +6,36 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from benchkill.cli import args as types
+from benchkill.cli import common_args as common
+from benchkill.cli import deprecation
 from benchkill.cli.outputs import refuse_overwrite, write_text
 from benchkill.errors import BenchkillError, one_line
-from benchkill.relax.ops import KILLS
+from benchkill.vocabulary import KILL_PASSES
 
 if TYPE_CHECKING:
     import tvm
-
-VARIANTS = ("benchkill", "tvm", "beyond", "legacy")
-
-
-class _Generate(argparse.Action):
-    """``--generate FAMILY N_OPS``: N_OPS checked as a positive whole number."""
-
-    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
-        family, n_ops = values
-        try:
-            n = types.positive_int(n_ops)
-        except argparse.ArgumentTypeError as exc:
-            raise argparse.ArgumentError(self, f"N_OPS {exc}") from None
-        setattr(namespace, self.dest, (family, n))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Apply KillAfterLastUse to a lowered Relax module (a TVMScript file, or one made by "
-        "--generate FAMILY N_OPS) and print the result as TVMScript; a summary line (kills "
-        "inserted, pass time) goes to stderr.  Exit 2 when the module cannot be read or the "
-        "pass rejects it."
+        "--generate FAMILY N) and print the result as TVMScript; a summary line (kills "
+        "inserted, pass time) goes to stderr."
     )
     p.epilog = (
-        "variants:\n"
-        "  benchkill  benchkill's pass, output equal to TVM's\n"
-        "  tvm        TVM's C++ pass (relax.transform.KillAfterLastUse)\n"
-        "  beyond     benchkill's, also killing after an If (TVM's pass stops there)\n"
-        "  legacy     benchkill's with the pre-fix bug: kills R.null_value() results\n\n"
+        common.kill_epilog(KILL_PASSES) + "\n\n"
         "example:\n"
-        "  benchkill apply --generate chain 100 --variant beyond --quiet"
+        "  benchkill apply --generate chain 100 --kill beyond --quiet"
     )
-    source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument(
-        "file", nargs="?", help="TVMScript file of a lowered module (e.g. from benchkill generate)"
+    source = common.module_source(
+        p, "TVMScript file of a lowered module (e.g. from benchkill generate)"
     )
-    source.add_argument(
-        "--generate",
-        nargs=2,
-        metavar=("FAMILY", "N_OPS"),
-        action=_Generate,
-        help="use the module benchkill.generate(FAMILY, N_OPS) instead of a file "
-        "(default: read FILE)",
-    )
-    p.add_argument("--variant", choices=VARIANTS, default="benchkill", help="which pass to run")
-    p.add_argument(
-        "--out",
-        type=types.out_path,
-        metavar="FILE",
-        help="write the result (TVMScript) to FILE (default: print it)",
-    )
+    common.add_generate(source)
+    common.add_seed(p, "random seed of --generate")
+    deprecation.alias(p, common.add_kill(p), "--variant")
+    common.add_out(p, "FILE", "write the result (TVMScript) to FILE (default: print it)")
     p.add_argument("--quiet", action="store_true", help="print only the summary line")
 
 
@@ -73,8 +43,8 @@ def _module(args: argparse.Namespace) -> tvm.IRModule:
     if args.generate:
         from benchkill.inputs.families import generate
 
-        family, n_ops = args.generate
-        return generate(family, n_ops)
+        family, (n_ops,) = args.generate
+        return generate(family, n_ops, args.seed)
     from benchkill.relax.text import read_module
 
     return read_module(args.file)
@@ -82,6 +52,8 @@ def _module(args: argparse.Namespace) -> tvm.IRModule:
 
 def count_kills(mod: tvm.IRModule) -> dict[str, int]:
     """How many calls of each kill operator ``mod``'s printed form holds."""
+    from benchkill.relax.ops import KILLS
+
     text = mod.script(show_meta=False)
     return {op.rsplit(".", 1)[-1]: text.count(op.replace("relax.", "R.") + "(") for op in KILLS}
 
@@ -96,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     before = count_kills(mod)
     start = time.perf_counter()
     try:
-        after = kill_pass(args.variant)(mod)
+        after = kill_pass(args.kill)(mod)
     except BenchkillError:
         raise
     except RuntimeError as exc:  # every TVM error is a RuntimeError
@@ -108,5 +80,5 @@ def run(args: argparse.Namespace) -> int:
     elif not args.quiet:
         print(after.script())
     summary = ", ".join(f"{n} {k}" for k, n in added.items())
-    print(f"{args.variant}: inserted {summary} in {seconds:.3f} s", file=sys.stderr)
+    print(f"{args.kill}: inserted {summary} in {seconds:.3f} s", file=sys.stderr)
     return 0

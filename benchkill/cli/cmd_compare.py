@@ -6,13 +6,16 @@ import argparse
 import json
 from pathlib import Path
 
-from benchkill.cli import args as types
+from benchkill.cli import common_args as common
 from benchkill.cli.outputs import shown
 from benchkill.reporting.formatting import code_text, comparison_table
 from benchkill.reporting.verdicts import DEFAULT_ALPHA, compare, thresholds_text
 from benchkill.reporting.warnings import comparison_warnings
 from benchkill.results.asv_import import load_any
 from benchkill.results.store import Results
+
+#: What exit code 1 means here.
+BAD_ANSWER = "a regression or a newly failing case"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -22,9 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "measurement by measurement.  A regression or improvement needs the ratio of the "
         "medians beyond --factor and a two-sided Mann-Whitney U p-value below --alpha on "
         "the raw samples; instruction counts are exact (the ratio alone decides), peak "
-        "bytes need an absolute change beyond max(1%%, 512 KiB); time and bytes are better "
-        "lower, speedups higher.  Exit code 1 on a regression or a newly failing case, so "
-        "CI can gate on it."
+        "bytes need an absolute change beyond max(1%, 512 KiB); time and bytes are better "
+        "lower, speedups higher.  A regression exits with code 1, so CI can gate on it."
     )
     p.epilog = (
         "verdicts: regression, improvement, no change, noisy (IQR above 10% of the "
@@ -42,23 +44,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("base", type=Path, help="results file of the baseline")
     p.add_argument("new", type=Path, help="results file to check against it")
-    p.add_argument(
-        "--factor",
-        type=types.factor,
-        default=None,
-        help="ratio that counts as a change (default per metric kind: "
-        + thresholds_text(None).replace("%", "%%")
-        + ")",
-    )
-    p.add_argument(
-        "--alpha",
-        type=types.alpha,
-        default=DEFAULT_ALPHA,
-        help="significance level of the Mann-Whitney U test",
-    )
+    common.add_factor(p, thresholds_text(None))
+    common.add_alpha(p, DEFAULT_ALPHA)
     p.add_argument(
         "--only",
-        type=types.regex,
+        type=common.regex,
         metavar="REGEX",
         help="compare only measurements whose 'suite:name[params] metric' matches (default: all)",
     )

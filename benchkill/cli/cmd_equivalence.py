@@ -9,10 +9,18 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from benchkill.cli import args as types
-from benchkill.errors import BenchkillError
+from benchkill.cli import common_args as common
+from benchkill.cli import deprecation
+from benchkill.errors import BenchkillError, MeasurementError
+from benchkill.vocabulary import EQUIVALENCE_STAGES as STAGES
+from benchkill.vocabulary import KILL_PASSES
 
-STAGES = ("as-written", "lowered", "rekilled")  # benchkill.execution.corpus_task.STAGES
+#: The kill variants that run benchkill's pass (its modes), and TVM's.
+OURS = tuple(k for k in KILL_PASSES if k != "tvm")
+
+#: What exit codes 1 and 3 mean here.
+BAD_ANSWER = "only one pass raises, or their outputs differ (a mismatch)"
+NOT_MEASURED = "no Relax module found in the files, or a diff could not be written"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -22,35 +30,38 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "and run TVM's KillAfterLastUse and benchkill's on each, at each stage: as written, "
         "lowered (the default pipeline's passes before the kill step; a pass that raises "
         "is skipped), rekilled (lowered plus TVM's pass once).  Prints a table and one line "
-        "per mismatch (only one raises, or different outputs).  Exit 0 when every module "
-        "gives equal outputs or both raise, 1 on a mismatch, 2 on bad input."
+        "per mismatch (only one raises, or different outputs).  A module passes when both "
+        "give equal outputs or both raise."
     )
+    p.epilog = "example:\n  benchkill equivalence tvm/tests/python/relax --jobs 2 --out diffs"
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, or directories (*.py)")
     p.add_argument(
         "--stages",
-        type=types.comma_list(STAGES),
+        type=common.comma_list(STAGES),
         default=STAGES,
-        help="comma-separated stages (default: as-written,lowered,rekilled)",
+        help="comma-separated stages",
     )
     p.add_argument(
-        "--jobs", type=types.positive_int, default=1, help="files checked at once (default 1)"
+        "--jobs", type=common.positive_int, default=1, metavar="N", help="files checked at once"
     )
     p.add_argument(
         "--timeout",
-        type=types.timeout_seconds,
+        type=common.timeout_seconds,
         default=900.0,
-        help="seconds per child process (a file's run is restarted after one that hangs; "
-        "default 900)",
+        metavar="SECONDS",
+        help="seconds per child process (a file's run is restarted after one that hangs)",
     )
     p.add_argument(
         "--opt-level",
-        type=types.non_negative_int,
+        type=common.non_negative_int,
         default=None,
+        metavar="N",
         help="run both passes inside PassContext(opt_level=N) (default: no context)",
     )
-    p.add_argument(
-        "--diffs", metavar="DIR", help="write a diff of each different output here (default: none)"
+    out = common.add_out(
+        p, "DIR", "write a diff of each different output into DIR (default: write none)"
     )
+    deprecation.alias(p, out, "--diffs")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
     for path in paths:
         if not path.exists():
             raise BenchkillError(f"{shown(path)}: no such file or directory")
-    if args.diffs:
-        check_directory(Path(args.diffs), paths, "diffs")
+    if args.out:
+        check_directory(Path(args.out), paths, "diffs")
     files = python_files(paths)
     total = len(files)
     seen = [0]
@@ -72,13 +83,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"[{seen[0]}] {shown(path)}: {len(records)} candidates", file=sys.stderr, flush=True)
 
     records = check_files(
-        files, args.stages, args.jobs, args.timeout, args.opt_level, bool(args.diffs), progress
+        files, args.stages, args.jobs, args.timeout, args.opt_level, bool(args.out), progress
     )
     if not records:
-        raise BenchkillError(f"no Relax modules found in {', '.join(map(shown, paths))}")
+        raise MeasurementError(f"no Relax modules found in {', '.join(map(shown, paths))}")
     mismatches = _report(records, args.stages, total)
-    if args.diffs:
-        _write_diffs(Path(args.diffs), records)
+    if args.out:
+        _write_diffs(Path(args.out), records)
     return 1 if mismatches else 0
 
 
@@ -101,7 +112,7 @@ def _report(records: list[dict], stages: tuple[str, ...], total: int) -> int:
     for stage in stages:
         results = [(r, r["stages"][stage]) for r in relax if stage in r.get("stages", {})]
         verdicts = Counter(s["verdict"] for _, s in results)
-        ours = sum(1 for _, s in results if _has_unsafe(s, ("benchkill", "beyond", "legacy")))
+        ours = sum(1 for _, s in results if _has_unsafe(s, OURS))
         theirs = sum(1 for _, s in results if _has_unsafe(s, ("tvm",)))
         rows.append(
             [stage, len(results), *(verdicts[v] for v in VERDICTS), verdicts[None]]
@@ -113,9 +124,9 @@ def _report(records: list[dict], stages: tuple[str, ...], total: int) -> int:
                 mismatches += 1
                 lines.append(f"MISMATCH {where}: {result['verdict']}: {_why(result)}")
             for mode, error in result.get("errors", {}).items():
-                if mode in ("beyond", "legacy") and "benchkill" not in result["errors"]:
+                if mode in OURS and mode != "benchkill" and "benchkill" not in result["errors"]:
                     lines.append(f"NOTE {where}: {mode} mode raised: {error}")
-            for mode in ("benchkill", "beyond", "legacy"):
+            for mode in OURS:
                 for kill in result.get("unsafe", {}).get(mode, ()):
                     lines.append(f"UNSAFE {where}: {mode} output: {kill}")
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=True)]

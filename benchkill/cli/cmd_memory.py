@@ -13,67 +13,52 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from benchkill.errors import BenchkillError
+from benchkill.errors import BenchkillError, MeasurementError
+from benchkill.vocabulary import COMPARED_KILLS, KILLS, kill_arg
 
-KILLS = ("none", "tvm", "benchkill", "beyond", "legacy")
 MiB = float(1 << 20)
-
-
-def _assignment(text: str) -> tuple[str, str]:
-    name, sep, value = text.partition("=")
-    if not sep or not name.strip() or not value.strip():
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
-    return name.strip(), value.strip()
+#: What exit code 3 means here.
+NOT_MEASURED = "a variant's build, run or trace failed (its error is printed)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from benchkill.cli import args as types
+    from benchkill.cli import common_args as common
+    from benchkill.cli import deprecation
     from benchkill.inputs.workloads import WORKLOADS
 
     p.description = (
         "Measure, trace and explain the peak memory of a VM run for each kill variant: "
         "the peak, its largest holders (killed where, or never killed and why) and the "
         "bytes each variable holds after its last use.  Each variant is built and run "
-        "in child processes (one measures, one traces).  Exit 1 when a variant fails."
+        "in child processes (one measures, one traces)."
     )
-    names = ", ".join(WORKLOADS)
-    source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("file", nargs="?", help="a high-level Relax module (TVMScript file)")
-    source.add_argument(
-        "--workload", choices=list(WORKLOADS), metavar="NAME",
-        help=f"a registered workload: {names} (default: none, give FILE or --workload)",
-    )  # fmt: skip
-    p.add_argument(
-        "--full", action="store_true", help="the workload's full size (default: its quick one)"
+    p.epilog = (
+        common.kill_epilog(KILLS) + "\n\n"
+        "examples:\n"
+        "  benchkill memory --workload if_chain --quick --kill tvm beyond\n"
+        "  benchkill memory model.py --set n=4096 --exec-mode bytecode compiled"
     )
+    source = common.module_source(p, "a high-level Relax module (TVMScript file)")
+    common.add_workload(source, list(WORKLOADS))
+    common.add_func(p, "to run")
     p.add_argument(
-        "--kill", nargs="+", choices=KILLS, default=["none", "tvm", "benchkill", "beyond"],
-        metavar="VARIANT",
-        help=f"kill variants to compare, of {', '.join(KILLS)} (none: no kill step; "
-        "default: none tvm benchkill beyond)",
-    )  # fmt: skip
-    p.add_argument(
-        "--exec-mode", nargs="+", choices=("bytecode", "compiled"), default=["bytecode"],
-        metavar="MODE", help="VM exec modes, bytecode and/or compiled (default: bytecode)",
-    )  # fmt: skip
-    p.add_argument(
-        "--memory-cfg", choices=("pooled", "naive"), default="pooled",
-        help="the VM's allocator (default: pooled)",
-    )  # fmt: skip
-    p.add_argument(
-        "--func", dest="entry", default=None, help="entry function of FILE (default: main)"
+        "--set",
+        type=common.assignment,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="FILE: a symbolic dimension's or a scalar parameter's value (repeatable)",
     )
+    quick = common.add_quick(p, "--workload: its small size")
+    deprecation.old_flag(p, "--full", quick.dest, None, "no option (full sizes are the default)")
+    common.add_kill(p, several=True, choices=KILLS, default=COMPARED_KILLS)
+    common.add_exec_modes(p)
+    common.add_memory_cfg(p)
+    repeats = common.add_repeats(p, 1, "measured peak runs of each variant")
+    deprecation.alias(p, repeats, "--runs")
+    p.add_argument("--top", type=common.positive_int, default=5, metavar="N", help="holders listed")
     p.add_argument(
-        "--set", type=_assignment, action="append", default=[], metavar="NAME=VALUE",
-        help="FILE: a symbolic dimension's or a scalar parameter's value (repeatable; "
-        "default: none)",
-    )  # fmt: skip
-    p.add_argument(
-        "--runs", type=types.positive_int, default=1, help="measured peak runs (default: 1)"
-    )
-    p.add_argument("--top", type=types.positive_int, default=5, help="holders listed (default: 5)")
-    p.add_argument(
-        "--no-trace", action="store_true", help="measure and estimate only (default: trace too)"
+        "--no-trace", action="store_true", help="measure and estimate only, trace no run"
     )
 
 
@@ -81,14 +66,16 @@ def _subject(args: argparse.Namespace) -> Any:
     from benchkill.inputs.workloads import Workload, make_workload
 
     if args.workload:
-        if args.set or args.entry is not None:
+        if args.set or args.function is not None:
             raise BenchkillError("--set and --func apply to FILE, not to --workload")
-        return make_workload(args.workload, quick=not args.full)
+        return make_workload(args.workload, quick=bool(args.quick))
+    if args.quick:
+        raise BenchkillError("--quick applies to --workload, not to FILE")
     from benchkill.inputs.arguments import module_arguments
     from benchkill.relax.text import read_module
 
     mod = read_module(args.file)
-    func = args.entry or "main"
+    func = args.function or "main"
     inputs, shapes, used = module_arguments(mod, func, dict(args.set))
     note = ", ".join(f"{k}={v}" for k, v in used.items())
     return Workload(args.file, mod, tuple(inputs), func, shapes, description=note)
@@ -99,16 +86,27 @@ def _measure(workload: Any, mode: str, kill: str | None, args: argparse.Namespac
     from benchkill.execution.vm_measure import measure_vm
 
     result = measure_vm(
-        workload.mod, list(workload.inputs), exec_mode=mode, kill=kill,
-        memory_cfg=args.memory_cfg, repeat=0, peak_repeat=args.runs, func=workload.func,
-        timeline=False, rekill=workload.rekill, trace=not args.no_trace,
-    )  # fmt: skip
+        workload.mod,
+        list(workload.inputs),
+        exec_mode=mode,
+        kill=kill,
+        memory_cfg=args.memory_cfg,
+        repeat=0,
+        peak_repeat=args.repeats,
+        func=workload.func,
+        timeline=False,
+        rekill=workload.rekill,
+        trace=not args.no_trace,
+    )
     estimate = None
     if result.ok and not workload.rekill:
         estimate = estimate_memory(
-            workload.mod, workload.input_shapes, kill=kill, func=workload.func,
+            workload.mod,
+            workload.input_shapes,
+            kill=kill,
+            func=workload.func,
             return_slot=mode == "bytecode",
-        )  # fmt: skip
+        )
     return {"result": result, "estimate": estimate}
 
 
@@ -160,11 +158,12 @@ def _summary_rows(cells: dict[str, dict], labels: list[str]) -> list[list[str]]:
     row("measured / bound", lambda c: _ratio(peak(c), bound(c)))
     row("replay / measured", lambda c: _ratio(summ(c, "predicted_peak_bytes"), peak(c)))
     row("waste (MiB x bindings)", waste)
-    row(
-        "attributed calls",
-        lambda c: "-" if summ(c, "attributed") is None
-        else f"{summ(c, 'attributed')}/{summ(c, 'program_events')}",
-    )  # fmt: skip
+
+    def attributed(c: dict) -> str:
+        done = summ(c, "attributed")
+        return "-" if done is None else f"{done}/{summ(c, 'program_events')}"
+
+    row("attributed calls", attributed)
     return rows
 
 
@@ -196,9 +195,9 @@ def _waste_rows(cells: dict[str, dict], labels: list[str]) -> list[list[str]]:
 
 def run(args: argparse.Namespace) -> int:
     workload = _subject(args)
-    kills = [None if k == "none" else k for k in dict.fromkeys(args.kill)]
-    labels = ["none" if k is None else k for k in kills]
-    failed = False
+    labels = list(dict.fromkeys(args.kill))
+    kills = [kill_arg(name) for name in labels]
+    failed: list[str] = []
     where = f" ({workload.description})" if workload.description else ""
     print(f"{workload.name}{where}: function {workload.func}, {args.memory_cfg} allocator")
     for mode in dict.fromkeys(args.exec_mode):
@@ -209,10 +208,10 @@ def run(args: argparse.Namespace) -> int:
         for lab in labels:
             r = cells[lab]["result"]
             if not r.ok:
-                failed = True
+                failed.append(f"kill={lab} ({mode})")
                 print(f"  kill={lab}: {r.stage} failed: {r.error}")
             elif r.trace_error:
-                failed = True
+                failed.append(f"the trace of kill={lab} ({mode})")
                 print(f"  kill={lab}: no trace: {r.trace_error}")
             elif r.trace_summary and r.trace_summary.attribution_error:
                 print(f"  kill={lab}: attribution stopped: {r.trace_summary.attribution_error}")
@@ -230,4 +229,6 @@ def run(args: argparse.Namespace) -> int:
                     f"  kill={lab}: {w.function}.{w.var} {w.bytes / MiB:.3f} MiB x "
                     f"{w.bindings} bindings: {w.reason}"
                 )
-    return 1 if failed else 0
+    if failed:
+        raise MeasurementError(f"not measured: {', '.join(failed)} (the errors are above)")
+    return 0

@@ -6,10 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchkill.cli import args as types
+from benchkill.cli import common_args as common
 from benchkill.cli.outputs import shown, staged_directory
-from benchkill.errors import BenchkillError
+from benchkill.errors import MeasurementError
 from benchkill.results.asv_import import load_any
+
+#: What exit code 3 means here.
+NOT_MEASURED = "nothing to draw (no records a figure needs), or a figure could not be written"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -22,16 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "figure without records is skipped with a note."
     )
     p.epilog = "example:\n  benchkill plot results/baseline-2core-vm/*.json --out figures"
-    p.add_argument(
-        "results", type=Path, nargs="+", help="benchkill, asv or pytest-benchmark results files"
-    )
-    p.add_argument(
-        "--out",
-        type=types.out_path,
-        default=Path("figures"),
-        metavar="DIR",
-        help="directory of the figures",
-    )
+    common.add_results(p)
+    common.add_out(p, "DIR", "directory of the figures", default=Path("figures"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         output = plot_results(runs, stage)
         if not output.paths:
             reasons = "; ".join(note.removeprefix("skipped ") for note in output.notes)
-            raise BenchkillError(f"nothing to draw: {reasons}")
+            raise MeasurementError(f"nothing to draw: {reasons}")
     for path in output.paths:
         print(shown(args.out / path.name))
     for note in output.notes:

@@ -1,14 +1,17 @@
-"""``benchkill profile FAMILY N`` (or ``--module FILE``): CPU time per binding of each step of
-benchkill's pass."""
+"""``benchkill profile FILE`` (or ``--generate FAMILY N ...``): CPU time per binding of each
+step of benchkill's pass."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from benchkill.cli import args as types
+from benchkill.cli import common_args as common
+from benchkill.cli import deprecation
 from benchkill.errors import BenchkillError, one_line
+from benchkill.vocabulary import FAMILIES
 
 if TYPE_CHECKING:
     import tvm
@@ -16,7 +19,7 @@ if TYPE_CHECKING:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.description = (
-        "Generate FAMILY with N ops (or read a lowered module with --module) and print the "
+        "Read a lowered module (or generate FAMILY with N ops, --generate) and print the "
         "minimum CPU time per binding (microseconds, time.process_time) of each step of "
         "benchkill's KillAfterLastUse; with several N, also the scaling exponent of each "
         "timing over the sizes."
@@ -35,52 +38,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "N, the scaling exponent of each (least-squares slope of log time against log "
         "bindings) closes the output.\n\n"
         "examples:\n"
-        "  benchkill profile chain 10000\n"
-        "  benchkill profile model 49 --floor --repeats 15\n"
-        "  benchkill profile chain 1000 10000 66667 200000 --floor --repeats 3  # 3k-600k\n"
-        "  benchkill profile --module kill_input.py --func main --floor   # your own IR\n"
-        "  benchkill profile --module model.py --lower --floor   # high-level IR"
+        "  benchkill profile --generate chain 10000\n"
+        "  benchkill profile --generate model 49 --floor --repeats 15\n"
+        "  benchkill profile --generate chain 1000 10000 66667 200000 --floor --repeats 3\n"
+        "  benchkill profile kill_input.py --func main --floor   # your own IR\n"
+        "  benchkill profile model.py --lower --floor   # high-level IR"
     )
-    p.add_argument(
-        "family",
-        metavar="FAMILY",
-        nargs="?",
-        help="a family of benchkill.generate (see benchkill generate); not with --module",
+    source = common.module_source(
+        p,
+        "a TVMScript file of the kill pass's input (e.g. your pipeline's module just before "
+        "KillAfterLastUse; --lower: a high-level module)",
+        old="--module",
     )
+    common.add_generate(source, several=True)
+    # the old form `profile FAMILY N ...`: FAMILY lands in file, the sizes here
     p.add_argument(
-        "n_ops",
-        metavar="N",
-        type=types.positive_int,
-        nargs="*",
-        help="number of lowered operators (several: one module each, then the exponents)",
-    )
-    p.add_argument(
-        "--module",
-        metavar="FILE",
-        help="profile a function of this module instead: a TVMScript file of the kill "
-        "pass's input (e.g. your pipeline's module just before KillAfterLastUse) "
-        "(default: none, profile FAMILY's modules)",
+        "old_sizes", nargs="*", type=common.positive_int, metavar="N", help=argparse.SUPPRESS
     )
     p.add_argument(
         "--lower",
         action="store_true",
-        help="--module holds a high-level module: lower it first with TVM's default "
-        "pipeline up to its kill step (the form relax.build gives the pass)",
+        help="FILE holds a high-level module: lower it first with TVM's default pipeline up "
+        "to its kill step (the form relax.build gives the pass)",
     )
-    p.add_argument(
-        "--func",
-        dest="function",
-        metavar="NAME",
-        default="main",
-        help="the Relax function of --module to profile",
-    )
-    p.add_argument("--seed", type=types.non_negative_int, default=0, help="random seed")
-    p.add_argument(
-        "--repeats",
-        type=types.positive_int,
-        default=3,
-        help="runs of each step; the minimum is printed",
-    )
+    common.add_func(p, "to profile")
+    common.add_seed(p, "random seed of --generate")
+    common.add_repeats(p, 3, "runs of each step; the minimum is printed")
     p.add_argument(
         "--floor",
         action="store_true",
@@ -88,10 +71,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _old_form(args: argparse.Namespace) -> None:
+    """``profile FAMILY N ...`` (deprecated) as ``--generate FAMILY N ...``."""
+    if args.old_sizes:
+        deprecation.warn_deprecated("profile FAMILY N ...", "profile --generate FAMILY N ...")
+        args.generate, args.file = (args.file, tuple(args.old_sizes)), None
+    elif args.file in FAMILIES and not Path(args.file).exists():
+        raise BenchkillError(
+            f"profile: give FAMILY and at least one N: --generate {args.file} N [N ...]"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     from benchkill.inputs.families import count_bindings
     from benchkill.passes.profile import profile_function
 
+    _old_form(args)
     points: list[tuple[int, dict[str, float]]] = []  # (bindings, seconds by timing)
     for label, mod in _modules(args):
         bindings = count_bindings(mod)
@@ -121,29 +116,26 @@ def run(args: argparse.Namespace) -> int:
 def _modules(args: argparse.Namespace) -> Iterator[tuple[str, tvm.IRModule]]:
     """(label, module) of each module to profile, made one at a time; the function to
     profile is the module's ``main``, its only Relax function."""
-    if args.module is not None:
-        if args.family is not None or args.n_ops:
-            raise BenchkillError("profile: give FAMILY N ... or --module FILE, not both")
+    if args.generate is None:
         from benchkill.relax.text import read_module
 
-        mod = read_module(args.module)
+        mod = read_module(args.file)
         if args.lower:
-            mod = _lowered(mod, args.module)
-        yield (
-            f"{args.module}, function {args.function}",
-            only_function(mod, args.function, args.module),
-        )
+            mod = _lowered(mod, args.file)
+        func = args.function or "main"
+        yield f"{args.file}, function {func}", only_function(mod, func, args.file)
         return
     if args.lower:
         raise BenchkillError(
-            "profile: --lower needs --module FILE (generated modules are lowered already)"
+            "profile: --lower needs a FILE (generated modules are lowered already)"
         )
-    if args.family is None or not args.n_ops:
-        raise BenchkillError("profile: give FAMILY and at least one N, or --module FILE")
+    if args.function is not None:
+        raise BenchkillError("profile: --func applies to FILE, not to --generate")
     from benchkill.inputs.families import generate
 
-    for n_ops in args.n_ops:
-        yield args.family, generate(args.family, n_ops, args.seed)
+    family, sizes = args.generate
+    for n_ops in sizes:
+        yield family, generate(family, n_ops, args.seed)
 
 
 def _lowered(mod: tvm.IRModule, where: object) -> tvm.IRModule:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchkill.cli import args as types
+from benchkill.cli import common_args as common
 from benchkill.cli.outputs import (
     refuse_overwrite,
     shown,
@@ -26,16 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.epilog = (
         "example:\n  benchkill report results/baseline-2core-vm/*.json results/<machine>/*.json"
     )
-    p.add_argument(
-        "results", type=Path, nargs="+", help="benchkill, asv or pytest-benchmark results files"
-    )
-    p.add_argument(
-        "--out",
-        type=types.out_path,
-        default=Path("report.md"),
-        metavar="FILE",
-        help="the report to write",
-    )
+    common.add_results(p)
+    common.add_out(p, "FILE", "the report to write", default=Path("report.md"))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -22,19 +22,23 @@ from benchkill.bench.model import EXPECTED_FAILURE, FAILED, RESUME_FIELDS, Machi
 from benchkill.bench.runner import failed_records, make_progress, utc_now
 from benchkill.bench.runner import run as run_suites
 from benchkill.bench.suites import SUITES, load_suite
+from benchkill.cli import common_args as common
 from benchkill.cli.outputs import check_new_file, shown
-from benchkill.errors import BenchkillError
+from benchkill.errors import BenchkillError, ExitCode
 from benchkill.execution.child import remove_stale_work_dirs
 from benchkill.results.locking import Locked, exclusive
 from benchkill.results.recorder import ResultsFile
 from benchkill.results.store import CodeState, Results, RunSettings, load
+from benchkill.vocabulary import SUITES as SUITE_TEXTS
 
+#: What exit code 3 means here.
+NOT_MEASURED = "a case failed (its error is in the results file and printed at the end)"
 #: What ``run --help`` says of each suite: what it measures, its case counts (tests check
 #: them against the suites' ``cases(quick)``) and its duration measured on this project's
 #: 2-core machine (README, "Set-up").
 SUITE_GUIDE = {
     "pass": {
-        "what": "time of benchkill's pass, TVM's C++ pass, a naive port and the floor",
+        "what": SUITE_TEXTS["pass"],
         "quick_cases": 5,
         "quick_time": "10-15 s",
         "full_cases": 46,
@@ -42,7 +46,7 @@ SUITE_GUIDE = {
         "full_time": "10-16 min",
     },
     "vm": {
-        "what": "peak memory and run time of each kill variant on the Relax VM",
+        "what": SUITE_TEXTS["vm"],
         "quick_cases": 8,
         "quick_time": "about 2 min",
         "full_cases": 17,
@@ -67,9 +71,6 @@ def _suites_epilog() -> str:
         "  benchkill run --quick             # both suites, small sizes",
         "  benchkill run --suite vm          # one suite in full",
         "  benchkill run --resume results/<machine>/<file>.json",
-        "",
-        "Exit code 0: every case ran; 1: a case failed unexpectedly (its error is in the",
-        "file and printed at the end); 2: bad input; 130: interrupted (finished cases kept).",
     ]
     return "\n".join(lines)
 
@@ -88,18 +89,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="SUITE",
         help=f"{', '.join(SUITES)}, all, or a comma-separated list (default: all)",
     )
-    p.add_argument(
-        "--quick",
-        action="store_true",
-        default=None,
-        help="small sizes and few repeats: checks that everything works in minutes; "
-        "quote full runs",
+    common.add_quick(
+        p, "small sizes and few repeats: checks that everything works in minutes; quote full runs"
     )
-    p.add_argument(
-        "--out",
-        type=Path,
-        metavar="FILE",
-        help="results file to write, must not exist (default: results/<machine>/<UTC "
+    common.add_out(
+        p,
+        "FILE",
+        "results file to write, must not exist (default: results/<machine>/<UTC "
         "time>-<commit>.json, <machine> being this host's name)",
     )
     p.add_argument(
@@ -327,15 +323,15 @@ def run(args: argparse.Namespace) -> int:
                 f"complete them with: benchkill run --resume {path}",
                 file=sys.stderr,
             )
-            return 130
+            return ExitCode.INTERRUPTED
     failed = failed_records(results.records)
     print(run_summary(results, sink.path))
     if failed:
         print(f"{len(failed)} record(s) failed unexpectedly:", file=sys.stderr)
         for r in failed:
             print(f"  {r.case} {r.metric}: {r.error}", file=sys.stderr)
-        return 1
-    return 0
+        return ExitCode.NOT_MEASURED
+    return ExitCode.OK
 
 
 # --- the closing summary -------------------------------------------------------------

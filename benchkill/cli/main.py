@@ -5,8 +5,13 @@
 is imported only when that command is named on the command line, so ``benchkill --help``
 imports no command at all and ``benchkill compare --help`` only ``cmd_compare`` (whose
 own imports are cheap; TVM is imported inside the functions that need it).
-:class:`~benchkill.errors.BenchkillError` raised anywhere becomes a one-line message on
-stderr and exit code 2.
+
+The exit code means the same for every command (:class:`~benchkill.errors.ExitCode`,
+listed in each command's help by :func:`configure`): a command returns 0 or 1 (the
+answer is bad); :class:`~benchkill.errors.BenchkillError` raised anywhere becomes a
+one-line message on stderr and its ``exit_code``, 2 (the input is bad) or, for a
+:class:`~benchkill.errors.MeasurementError`, 3 (the measurement could not be made), as
+does a failed write to standard output.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from collections.abc import Sequence
 from importlib import import_module
 
 from benchkill import __version__
-from benchkill.errors import BenchkillError
+from benchkill.errors import BenchkillError, ExitCode
 
 #: command -> one-line help, in the order ``benchkill --help`` lists them
 COMMANDS = {
@@ -48,18 +53,71 @@ DESCRIPTION = (
     "Results are versioned JSON files that the other commands compare, plot and report."
 )
 
-EPILOG = """\
+#: What an exit code means, the same for every command; a command's module may say what
+#: its 1 and its 3 are (``BAD_ANSWER``, ``NOT_MEASURED``), and lists code 1 only then.
+EXIT_MEANINGS = {
+    ExitCode.OK: "done",
+    ExitCode.BAD_ANSWER: "the answer is bad",
+    ExitCode.BAD_INPUT: "the input is bad (a one-line error on stderr names it)",
+    ExitCode.NOT_MEASURED: "the measurement could not be made",
+    ExitCode.INTERRUPTED: "interrupted (what was finished is kept)",
+}
+#: What code 3 means for a command that does not say.
+NOT_MEASURED = "a build or a child process failed, or an output could not be written"
+#: What codes 1 and 3 are, over all commands (``benchkill --help``).
+ANY_COMMAND = {
+    "BAD_ANSWER": "a regression, a kill violation, a mismatch with TVM's pass",
+    "NOT_MEASURED": "a build or a child process failed, nothing was left to draw, an output "
+    "could not be written",
+}
+
+
+def exit_codes(module: object, title: str = "exit codes:") -> str:
+    """The "exit codes" section of a command's help (``module``: its cmd_ module, or
+    :data:`ANY_COMMAND`'s meanings for all of them)."""
+    said = {
+        ExitCode.BAD_ANSWER: getattr(module, "BAD_ANSWER", None),
+        ExitCode.NOT_MEASURED: getattr(module, "NOT_MEASURED", NOT_MEASURED),
+    }
+    lines = [title]
+    for code, meaning in EXIT_MEANINGS.items():
+        if code == ExitCode.BAD_ANSWER and said[code] is None:
+            continue  # the command gives no verdict
+        text = f"{meaning}: {said[code]}" if said.get(code) else meaning
+        head, rest = f"  {int(code):<3}  ", " " * 7
+        lines += textwrap.wrap(text, 78, initial_indent=head, subsequent_indent=rest)
+    return "\n".join(lines)
+
+
+EPILOG = f"""\
 start with:
   benchkill run --quick                      # both suites, about 2 minutes
   benchkill report results/<machine>/*.json  # the answer first, then details
   benchkill compare OLD.json NEW.json        # exit 1 on a regression
 
+{exit_codes(argparse.Namespace(**ANY_COMMAND), "exit codes (every command):")}
+
 `benchkill COMMAND --help` describes a command and its options."""
+
+
+def _shown_default(action: argparse.Action) -> str | None:
+    """An option's default as its help shows it, or None to show none."""
+    default = action.default
+    if default is None or default is argparse.SUPPRESS or not action.option_strings:
+        return None
+    if action.nargs == 0:  # a flag
+        return "off" if isinstance(action, argparse._StoreTrueAction) else None  # noqa: SLF001
+    if isinstance(default, (list, tuple)):
+        return (" " if action.nargs is not None else ",").join(map(str, default)) or "none"
+    if isinstance(default, float):
+        return f"{default:g}"
+    return str(default)
 
 
 class HelpFormatter(argparse.HelpFormatter):
     """Help for users: paragraphs are wrapped but indented lines (examples, tables) kept
-    as written, and every option shows its default (flags: "off")."""
+    as written, and every option shows its default once (flags: "off").  Help texts are
+    plain text: a ``%`` in one is printed as it is."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         blocks = []
@@ -80,15 +138,10 @@ class HelpFormatter(argparse.HelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        if not action.option_strings or "(default" in text or action.default is argparse.SUPPRESS:
-            return text
-        if action.nargs == 0:  # a flag
-            if isinstance(action, argparse._StoreTrueAction):  # noqa: SLF001
-                return f"{text} (default: off)"
-            return text
-        if action.default is None:
-            return text
-        return f"{text} (default: %(default)s)"
+        shown = _shown_default(action)
+        if shown is not None and "(default" not in text:
+            text = f"{text} (default: {shown})"
+        return text.replace("%", "%%")  # argparse %-formats the result
 
 
 class _Parser(argparse.ArgumentParser):
@@ -110,6 +163,15 @@ def named_command(argv: Sequence[str]) -> str | None:
     return first if first in COMMANDS else None
 
 
+def configure(p: argparse.ArgumentParser, name: str) -> None:
+    """Give the parser ``p`` of command ``name`` its arguments, its exit codes and its
+    ``run`` function (imports the command's module)."""
+    module = command_module(name)
+    module.add_arguments(p)
+    p.epilog = "\n\n".join(filter(None, [p.epilog, exit_codes(module)]))
+    p.set_defaults(func=module.run)
+
+
 def make_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The parser for ``argv``: every command listed, the arguments of the named one only."""
     parser = _Parser(
@@ -123,9 +185,7 @@ def make_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     for name, text in COMMANDS.items():
         p = sub.add_parser(name, help=text, description=text, formatter_class=HelpFormatter)
         if name == chosen:
-            module = command_module(name)
-            module.add_arguments(p)
-            p.set_defaults(func=module.run)
+            configure(p, name)
     return parser
 
 
@@ -164,7 +224,7 @@ class _OutputError(Exception):
 
 class _Stdout:
     """``sys.stdout`` during a command: a write error other than a broken pipe becomes
-    :class:`_OutputError` (one line, exit code 1), not a traceback."""
+    :class:`_OutputError` (one line, exit code 3), not a traceback."""
 
     def __init__(self, stream) -> None:
         self._stream = stream
@@ -218,23 +278,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout = _Stdout(stdout)  # type: ignore[assignment]
     try:
         args = make_parser(argv).parse_args(argv)
-        code = int(args.func(args) or 0)
+        code = int(args.func(args) or ExitCode.OK)
         sys.stdout.flush()
         return code
     except BenchkillError as exc:
         print(f"benchkill: error: {exc}", file=sys.stderr)
-        return 2
+        return int(exc.exit_code)
     except _OutputError as exc:
         print(f"benchkill: error: cannot write to standard output: {exc}", file=sys.stderr)
         sys.stdout = stdout
         _silence_stdout()
-        return 1
+        return int(ExitCode.NOT_MEASURED)
     except KeyboardInterrupt:
         print("benchkill: interrupted", file=sys.stderr)
-        return 130
+        return int(ExitCode.INTERRUPTED)
     except BrokenPipeError:  # e.g. `benchkill generate chain 9 | head`
         sys.stderr.close()
-        return 0
+        return int(ExitCode.OK)
     finally:
         sys.stdout = stdout
         for sig, handler in previous.items():

@@ -7,12 +7,15 @@ hard link that fails if another process created it in the meantime, so two comma
 once never replace each other's file either.  Files are written whole or not at all
 (:func:`benchkill.results.atomic.write_atomic`, with the user's umask), figures are drawn
 into a hidden staging directory and linked into place (:func:`staged_directory`), and
-every OS error while writing becomes one line naming the file.  :func:`shown` is a path
-as stdout can print it (a file name need not be UTF-8).
+every OS error while writing becomes one line naming the file: exit code 3 when the
+machine ran out of room or failed (a full disk, an I/O error), else 2 (a place the user
+cannot write to).  :func:`shown` is a path as stdout can print it (a file name need not
+be UTF-8).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -22,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from benchkill.errors import BenchkillError
+from benchkill.errors import BenchkillError, MeasurementError
 from benchkill.execution.child import new_work_dir, remove_stale_work_dirs
 from benchkill.files import place_new
 from benchkill.results.atomic import write_atomic
@@ -31,6 +34,8 @@ from benchkill.results.atomic import write_atomic
 _BENCHKILL_HEAD = re.compile(rb'\s*\{\s*"schema_version"\s*:')
 #: asv results files are small; larger JSON files are not parsed to find out.
 _SNIFF_LIMIT = 64 << 20
+#: errno values of a write the machine could not make (not the place the user chose).
+_NOT_WRITTEN = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG})
 
 
 def shown(path: object) -> str:
@@ -121,14 +126,16 @@ def check_directory(path: Path, inputs: Iterable[Path] = (), what: str = "output
 @contextmanager
 def writing(path: Path, what: str = "write", exact: bool = True) -> Iterator[None]:
     """OS errors of the block become one line naming the file (``exact``: the one the
-    error names, if any; else ``path``)."""
+    error names, if any; else ``path``): a :class:`MeasurementError` when the disk is
+    full or failed, else a :class:`BenchkillError`."""
     try:
         yield
     except OSError as exc:
         name = exc.filename if isinstance(exc.filename, str) else None
         temporary = name is not None and os.path.basename(name).endswith(".tmp")
         where = name if exact and name is not None and not temporary else path
-        raise BenchkillError(f"{where}: cannot {what}: {_reason(exc)}") from None
+        error = MeasurementError if exc.errno in _NOT_WRITTEN else BenchkillError
+        raise error(f"{where}: cannot {what}: {_reason(exc)}") from None
 
 
 def write_text(out: Path, text: str, inputs: Iterable[Path] = (), what: str = "the output") -> None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchkill.bench.model import label
-from benchkill.errors import BenchkillError
+from benchkill.errors import BenchkillError, ExitCode, MeasurementError
 from benchkill.hooks import HOOK_ENVS, MISSED_KILLS_ENV, SLOWDOWN_ENV
 from benchkill.reporting.verdicts import compare
 from benchkill.results.store import Results, load
@@ -145,7 +145,7 @@ def run_trials(
     ``directory``.  Finished runs already there are kept and unfinished ones resumed (an
     interrupted measurement completes).  ``run`` (argv, environment) -> exit code."""
     if trials < 1:
-        raise BenchkillError("--trials must be at least 1")
+        raise BenchkillError("trials must be at least 1")
     values = [values] if isinstance(values, (int, float)) else list(values)
     if not values or not all(0 < v for v in values):
         raise BenchkillError(f"{plan.hook} values must be positive, not {values}")
@@ -171,8 +171,8 @@ def run_trials(
             )
             t0 = time.monotonic()
             code = run(argv, env)
-            if code not in (0, 1) or not path.exists():
-                raise BenchkillError(f"the run for {path} failed (exit code {code})")
+            if code not in _FINISHED or not path.exists():
+                raise MeasurementError(f"the run for {path} failed (exit code {code})")
             if progress is not None:
                 progress(f"{path.name}: {time.monotonic() - t0:.0f} s")
         paths.append(path)
@@ -187,19 +187,26 @@ def _check_reused(path: Path, plan: Plan) -> bool:
     if not all(arg in command for arg in plan.run_args):
         raise BenchkillError(
             f"{path}: made by {' '.join(command)!r}, not by the {plan.metric} trust runs "
-            f"(benchkill run {' '.join(plan.run_args)}); use another --dir"
+            f"(benchkill run {' '.join(plan.run_args)}); use another --out"
         )
     return settings.finished_at is not None
 
 
+#: Exit codes of a ``benchkill run`` that finished: every case ran, or some failed (their
+#: errors recorded in the file).
+_FINISHED = (ExitCode.OK, ExitCode.NOT_MEASURED)
+
+
 def _subprocess(argv: list[str], env: dict[str, str]) -> int:
-    """Run ``benchkill run`` in a child; one that fails is a BenchkillError of one line,
-    the child's own error line (its last line on stderr)."""
+    """Run ``benchkill run`` in a child; one that fails is an error of one line, the
+    child's own error line (its last line on stderr): a BenchkillError when the child
+    found its input bad, else a MeasurementError."""
     done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
-    if done.returncode not in (0, 1):
+    if done.returncode not in _FINISHED:
         lines = done.stderr.strip().splitlines()
         last = lines[-1].removeprefix("benchkill: error: ") if lines else "no message"
-        raise BenchkillError(
+        bad_input = done.returncode == ExitCode.BAD_INPUT
+        raise (BenchkillError if bad_input else MeasurementError)(
             f"benchkill {' '.join(argv[3:])} failed (exit code {done.returncode}): {last}"
         )
     return done.returncode

@@ -218,19 +218,20 @@ MATRIX = [
     ("compare: regex none", ["compare", "a.json", "b.json", "--only", "zzz"], "matching --only"),
     ("compare: one file", ["compare", "a.json"], "required: new"),
     # --- trust -------------------------------------------------------------------------
-    ("trust: trials 1", ["trust", "--trials", "1"], "must be at least 2"),
-    ("trust: trials text", ["trust", "--trials", "ten"], "expected an integer"),
-    ("trust: trials float", ["trust", "--trials", "2.5"], "expected an integer"),
-    ("trust: slowdown 0", ["trust", "--slowdown", "0"], "must be above 0"),
-    ("trust: slowdown negative", ["trust", "--slowdown", "-0.1"], "must be above 0"),
-    ("trust: slowdown inf", ["trust", "--slowdown", "inf"], "finite"),
+    ("trust: repeats 1", ["trust", "--repeats", "1"], "must be at least 2"),
+    ("trust: repeats text", ["trust", "--repeats", "ten"], "expected an integer"),
+    ("trust: repeats float", ["trust", "--repeats", "2.5"], "expected an integer"),
+    ("trust: hook 0", ["trust", "--hook", "0"], "must be above 0"),
+    ("trust: hook negative", ["trust", "--hook", "-0.1"], "must be above 0"),
+    ("trust: hook inf", ["trust", "--hook", "inf"], "finite"),
     ("trust: factor", ["trust", "--factor", "0.9"], "above 1"),
     ("trust: alpha", ["trust", "--alpha", "1.5"], "between 0 and 1"),
-    ("trust: dir is a file", ["trust", "--dir", "afile", "--trials", "2"], "not a directory"),
-    ("trust: broken run", ["trust", "--dir", "trust-broken", "--trials", "2"], "a-0.json"),
+    ("trust: out is a file", ["trust", "--out", "afile", "--repeats", "2"], "not a directory"),
+    ("trust: out empty", ["trust", "--out", ""], "--out: an empty path"),
+    ("trust: broken run", ["trust", "--out", "trust-broken", "--repeats", "2"], "a-0.json"),
     (
         "trust: dangling run",
-        ["trust", "--dir", "trust-dangling", "--trials", "2"],
+        ["trust", "--out", "trust-dangling", "--repeats", "2"],
         "a-0.json: already exists",
     ),
     # --- plot --------------------------------------------------------------------------
@@ -243,7 +244,6 @@ MATRIX = [
     ("plot: bindings lots", ["plot", "lots.json", "--out", "figs"], "params.bindings"),
     ("plot: garbage extra", ["plot", "garbage_extra.json", "--out", "figs"], "static_live"),
     ("plot: negative", ["plot", "negative.json", "--out", "figs"], "negative sample"),
-    ("plot: only failed", ["plot", "failed_only.json", "--out", "figs"], "nothing to draw"),
     ("plot: out is a file", ["plot", "a.json", "--out", "afile"], "not a directory"),
     ("plot: out is the input", ["plot", "a.json", "--out", "a.json"], "a.json: is an input"),
     ("plot: out under a file", ["plot", "a.json", "--out", "afile/figs"], "not a directory"),
@@ -283,7 +283,8 @@ MATRIX = [
     ("targets: missing", ["targets", "missing.json"], "no such file"),
     ("targets: empty", ["targets", "empty.json"], "empty file"),
     ("targets: directory", ["targets", "dir.json"], "is a directory"),
-    ("targets: asv file", ["targets", "asv_old.json"], "no schema_version"),
+    ("targets: old asv file", ["targets", "asv_old.json"], "asv results version 1"),
+    ("targets: JSON list", ["targets", "list.json"], "neither a benchkill"),
     ("targets: bindings lots", ["targets", "lots.json"], "params.bindings"),
     ("targets: only failed", ["targets", "failed_only.json"], "no successful pass or vm"),
     ("targets: no pass or vm records", ["targets", "fake_records.json"], "no successful"),
@@ -314,32 +315,44 @@ MATRIX = [
     ("apply: out empty", ["apply", "module.py", "--out", ""], "--out: an empty path"),
     ("apply: undefined variable", ["apply", "undefined.py"], "Undefined variable: zzz"),
     ("apply: unknown family", ["apply", "--generate", "nope", "5"], "unknown family"),
-    ("apply: N text", ["apply", "--generate", "chain", "x"], "N_OPS expected an integer"),
-    ("apply: N 0", ["apply", "--generate", "chain", "0"], "N_OPS must be at least 1"),
+    ("apply: N text", ["apply", "--generate", "chain", "x"], "N expected an integer"),
+    ("apply: N 0", ["apply", "--generate", "chain", "0"], "N must be at least 1"),
     ("apply: N huge", ["apply", "--generate", "chain", "99999999999"], "at most 10,000,000"),
     ("apply: file and generate", ["apply", "module.py", "--generate", "chain", "5"], "not allowed"),
-    ("apply: variant", ["apply", "module.py", "--variant", "best"], "invalid choice: 'best'"),
+    ("apply: kill", ["apply", "module.py", "--kill", "best"], "invalid choice: 'best'"),
+    ("apply: kill none", ["apply", "module.py", "--kill", "none"], "invalid choice: 'none'"),
+    ("apply: seed negative", ["apply", "--generate", "chain", "5", "--seed", "-1"], "at least 0"),
     # --- profile -----------------------------------------------------------------------
-    ("profile: unknown family", ["profile", "nope", "5"], "unknown family 'nope'"),
-    ("profile: N 0", ["profile", "chain", "0"], "must be at least 1"),
-    ("profile: a later N 0", ["profile", "chain", "5", "0"], "must be at least 1"),
-    ("profile: N text", ["profile", "chain", "lots"], "expected an integer"),
-    ("profile: N huge", ["profile", "chain", "100000000000"], "at most 10,000,000"),
-    ("profile: repeats 0", ["profile", "chain", "5", "--repeats", "0"], "at least 1"),
-    ("profile: seed negative", ["profile", "chain", "5", "--seed", "-2"], "at least 0"),
-    ("profile: no family, no module", ["profile"], "give FAMILY and at least one N"),
-    ("profile: family without N", ["profile", "chain"], "give FAMILY and at least one N"),
+    ("profile: unknown family", ["profile", "--generate", "nope", "5"], "unknown family 'nope'"),
+    ("profile: N 0", ["profile", "--generate", "chain", "0"], "N must be at least 1"),
+    ("profile: a later N 0", ["profile", "--generate", "chain", "5", "0"], "at least 1"),
+    ("profile: N text", ["profile", "--generate", "chain", "lots"], "N expected an integer"),
+    ("profile: N huge", ["profile", "--generate", "chain", "100000000000"], "at most 10,000,000"),
+    ("profile: repeats 0", ["profile", "--generate", "chain", "5", "--repeats", "0"], "least 1"),
+    ("profile: seed negative", ["profile", "--generate", "chain", "5", "--seed", "-2"], "least 0"),
+    ("profile: no module", ["profile"], "one of the arguments FILE --generate is required"),
+    ("profile: family without N", ["profile", "--generate", "chain"], "at least one N"),
+    ("profile: a family for FILE", ["profile", "chain"], "give FAMILY and at least one N"),
     (
-        "profile: family and module",
-        ["profile", "chain", "5", "--module", "module.py"],
-        "not both",
+        "profile: generate and file",
+        ["profile", "module.py", "--generate", "chain", "5"],
+        "argument --generate: not allowed with argument FILE",
     ),
-    ("profile: module missing", ["profile", "--module", "missing.py"], "No such file"),
-    ("profile: lower without module", ["profile", "chain", "5", "--lower"], "needs --module"),
-    ("profile: module truncated", ["profile", "--module", "truncated.py"], "cannot parse"),
+    ("profile: file missing", ["profile", "missing.py"], "No such file"),
     (
-        "profile: module without the function",
-        ["profile", "--module", "module.py", "--func", "decode"],
+        "profile: lower a generated module",
+        ["profile", "--generate", "chain", "5", "--lower"],
+        "--lower needs a FILE",
+    ),
+    (
+        "profile: func of a generated module",
+        ["profile", "--generate", "chain", "5", "--func", "f"],
+        "--func applies to FILE",
+    ),
+    ("profile: file truncated", ["profile", "truncated.py"], "cannot parse"),
+    (
+        "profile: file without the function",
+        ["profile", "module.py", "--func", "decode"],
         "no Relax function 'decode' (it has: main)",
     ),
     # --- verify ------------------------------------------------------------------------
@@ -358,12 +371,17 @@ MATRIX = [
     ("fuzz: buildable negative", ["fuzz", "--buildable", "-1"], "at least 0"),
     ("fuzz: buildable text", ["fuzz", "--buildable", "x"], "expected an integer"),
     # --- memory ------------------------------------------------------------------------
-    ("memory: no input", ["memory"], "one of the arguments file --workload is required"),
+    ("memory: no input", ["memory"], "one of the arguments FILE --workload is required"),
     ("memory: missing", ["memory", "missing.py"], "No such file"),
     ("memory: empty", ["memory", "empty.py"], "is empty"),
     ("memory: directory", ["memory", "dir.json"], "Is a directory"),
     ("memory: unknown workload", ["memory", "--workload", "nosuch"], "invalid choice: 'nosuch'"),
-    ("memory: runs 0", ["memory", "--workload", "chain", "--runs", "0"], "at least 1"),
+    ("memory: repeats 0", ["memory", "--workload", "chain", "--repeats", "0"], "at least 1"),
+    ("memory: kill", ["memory", "--workload", "chain", "--kill", "all"], "invalid choice: 'all'"),
+    ("memory: exec mode", ["memory", "--workload", "chain", "--exec-mode", "jit"], "'jit'"),
+    ("memory: allocator", ["memory", "--workload", "chain", "--memory-cfg", "x"], "choice: 'x'"),
+    ("memory: quick of a file", ["memory", "module.py", "--quick"], "--quick applies to"),
+    ("memory: func of a workload", ["memory", "--workload", "chain", "--func", "f"], "--func"),
     ("memory: top text", ["memory", "--workload", "chain", "--top", "x"], "expected an integer"),
     ("memory: set without =", ["memory", "--workload", "chain", "--set", "n"], "NAME=VALUE"),
     (
@@ -373,8 +391,6 @@ MATRIX = [
     ),
     # --- equivalence -------------------------------------------------------------------
     ("equivalence: missing", ["equivalence", "missing.py"], "no such file or directory"),
-    ("equivalence: no module", ["equivalence", "notmodule.py", "empty.py"], "no Relax modules"),
-    ("equivalence: unreadable", ["equivalence", "binary.py", "truncated.py"], "no Relax modules"),
     (
         "equivalence: stages",
         ["equivalence", "module.py", "--stages", "lowered,bogus"],
@@ -385,14 +401,93 @@ MATRIX = [
     ("equivalence: timeout 0", ["equivalence", "module.py", "--timeout", "0"], "above 0"),
     ("equivalence: timeout huge", ["equivalence", "module.py", "--timeout", "1e10"], "a week"),
     ("equivalence: opt level", ["equivalence", "module.py", "--opt-level", "-1"], "at least 0"),
-    ("equivalence: diffs is a file", ["equivalence", "module.py", "--diffs", "afile"], "not a dir"),
+    ("equivalence: out is a file", ["equivalence", "module.py", "--out", "afile"], "not a dir"),
+    ("equivalence: out empty", ["equivalence", "module.py", "--out", ""], "an empty path"),
     (
         "equivalence: diffs is the input",
-        ["equivalence", "module.py", "--diffs", "module.py"],
+        ["equivalence", "module.py", "--out", "module.py"],
         "is an input",
     ),
     # --- the command line itself --------------------------------------------------------
     ("unknown command", ["frobnicate"], "invalid choice: 'frobnicate'"),
+]
+
+
+#: Bad input in an old spelling (a deprecated alias, kept one release): the same one error
+#: line and exit code 2, after one warning line per old spelling saying what to use.
+#: (id, argv, fragment of the error line, the old spellings' warnings).
+OLD_SPELLINGS = [
+    ("apply --variant", ["apply", "module.py", "--variant", "best"], "'best'", []),
+    (
+        "apply --variant, then a bad file",
+        ["apply", "missing.py", "--variant", "tvm"],
+        "No such file",
+        ["--variant is deprecated; use --kill"],
+    ),
+    (
+        "memory --runs",
+        ["memory", "--workload", "chain", "--runs", "2", "--set", "n=3"],
+        "--set and --func apply to FILE",
+        ["--runs is deprecated; use --repeats"],
+    ),
+    ("memory --runs 0", ["memory", "--workload", "chain", "--runs", "0"], "at least 1", []),
+    (
+        "memory --full",
+        ["memory", "module.py", "--full", "--set", "n"],
+        "NAME=VALUE",
+        ["--full is deprecated; use no option (full sizes are the default)"],
+    ),
+    (
+        "profile FAMILY N",
+        ["profile", "nope", "5"],
+        "unknown family 'nope'",
+        ["profile FAMILY N ... is deprecated; use profile --generate FAMILY N ..."],
+    ),
+    ("profile FAMILY N 0", ["profile", "chain", "0"], "argument N: must be at least 1", []),
+    (
+        "profile --module",
+        ["profile", "--module", "missing.py"],
+        "No such file",
+        ["--module is deprecated; use FILE"],
+    ),
+    (
+        "profile --module and --generate",
+        ["profile", "--module", "module.py", "--generate", "chain", "5"],
+        "not allowed with argument --module",
+        ["--module is deprecated; use FILE"],
+    ),
+    ("trust --trials 1", ["trust", "--trials", "1"], "argument --trials: must be at least 2", []),
+    ("trust --slowdown 0", ["trust", "--slowdown", "0"], "argument --slowdown: invalid", []),
+    (
+        "trust --dir, --trials",
+        ["trust", "--dir", "afile", "--trials", "2"],
+        "afile: exists and is not a directory",
+        ["--dir is deprecated; use --out", "--trials is deprecated; use --repeats"],
+    ),
+    (
+        "trust --slowdown, --dir",
+        ["trust", "--slowdown", "0.1", "--dir", "trust-broken", "--trials", "2"],
+        "a-0.json",
+        [
+            "--slowdown is deprecated; use --hook",
+            "--dir is deprecated; use --out",
+            "--trials is deprecated; use --repeats",
+        ],
+    ),
+    ("fuzz --examples 0", ["fuzz", "--examples", "0"], "argument --examples: must be at", []),
+    (
+        "equivalence --diffs",
+        ["equivalence", "module.py", "--diffs", "afile"],
+        "not a directory",
+        ["--diffs is deprecated; use --out"],
+    ),
+]
+
+#: Good input that cannot be measured: one error line, exit code 3, nothing touched.
+NOT_MEASURED = [
+    ("plot: only failed", ["plot", "failed_only.json", "--out", "figs"], "nothing to draw"),
+    ("equivalence: no module", ["equivalence", "notmodule.py", "empty.py"], "no Relax modules"),
+    ("equivalence: unreadable", ["equivalence", "binary.py", "truncated.py"], "no Relax modules"),
 ]
 
 
@@ -401,7 +496,8 @@ def test_the_matrix_covers_every_command_with_at_least_60_cases():
 
     assert len(MATRIX) >= 60
     assert {argv[0] for _, argv, _ in MATRIX} >= set(COMMANDS)
-    assert len({what for what, _, _ in MATRIX}) == len(MATRIX)
+    names = [row[0] for row in MATRIX + OLD_SPELLINGS + NOT_MEASURED]
+    assert len(set(names)) == len(names)
 
 
 def snapshot(root: Path) -> dict[str, str]:
@@ -427,26 +523,47 @@ def template(tmp_path_factory) -> Path:
     return root
 
 
-@pytest.mark.parametrize("what,argv,fragment", MATRIX, ids=[row[0] for row in MATRIX])
-def test_bad_input(what, argv, fragment, template, tmp_path, monkeypatch, capsys, fake_suite):
+def check(argv, code, fragment, warnings, template, work, monkeypatch, capsys, fake_suite):
+    """``benchkill ARGV`` in a copy of the workspace: exit ``code``, the ``warnings`` lines
+    then one error line holding ``fragment`` on stderr, no traceback, nothing touched."""
     import shutil
 
-    work = tmp_path / "w"
     shutil.copytree(template, work, symlinks=True)
     monkeypatch.chdir(work)
     with exclusive(work / "locked.json"):  # a run that is writing locked.json right now
         before = snapshot(work)
-        code = main(argv)
+        exit_code = main(argv)
         captured = capsys.readouterr()
         after = snapshot(work)
-    assert code == 2, captured
+    assert exit_code == code, captured
     assert "Traceback" not in captured.err
     lines = captured.err.splitlines()
-    assert len(lines) == 1, captured.err
-    assert lines[0].startswith("benchkill: error: "), lines[0]
-    assert fragment in lines[0], lines[0]
+    assert lines[:-1] == [f"benchkill: warning: {w}" for w in warnings], captured.err
+    assert lines[-1].startswith("benchkill: error: "), lines[-1]
+    assert fragment in lines[-1], lines[-1]
     assert after == before  # nothing changed, nothing created
     assert fake_suite.calls == []  # and nothing measured
+
+
+@pytest.mark.parametrize("what,argv,fragment", MATRIX, ids=[row[0] for row in MATRIX])
+def test_bad_input(what, argv, fragment, template, tmp_path, monkeypatch, capsys, fake_suite):
+    check(argv, 2, fragment, [], template, tmp_path / "w", monkeypatch, capsys, fake_suite)
+
+
+@pytest.mark.parametrize(
+    "what,argv,fragment,warnings", OLD_SPELLINGS, ids=[row[0] for row in OLD_SPELLINGS]
+)
+def test_bad_input_in_an_old_spelling(
+    what, argv, fragment, warnings, template, tmp_path, monkeypatch, capsys, fake_suite
+):
+    check(argv, 2, fragment, warnings, template, tmp_path / "w", monkeypatch, capsys, fake_suite)
+
+
+@pytest.mark.parametrize("what,argv,fragment", NOT_MEASURED, ids=[r[0] for r in NOT_MEASURED])
+def test_good_input_not_measured(
+    what, argv, fragment, template, tmp_path, monkeypatch, capsys, fake_suite
+):
+    check(argv, 3, fragment, [], template, tmp_path / "w", monkeypatch, capsys, fake_suite)
 
 
 def test_report_of_a_file_whose_name_is_not_utf8(template, tmp_path, monkeypatch, capsys):

@@ -69,7 +69,7 @@ def test_the_command_on_test_style_and_printed_files(capsys, tmp_path):
     diffs = tmp_path / "diffs"
     code = main(
         ["equivalence", str(STYLE), str(FIXTURES / "printed_module.py"), "--jobs", "2"]
-        + ["--diffs", str(diffs)]
+        + ["--out", str(diffs)]
     )
     out = capsys.readouterr().out
     assert code == 0, out
@@ -154,7 +154,7 @@ def test_a_mismatch_is_one_line_and_exit_code_1(raises, monkeypatch, capsys, tmp
     existing = diffs / "m-Module-8-as-written.diff"
     diffs.mkdir()
     existing.write_text("the user's file\n")
-    code = main(["equivalence", str(STYLE), "--stages", "as-written", "--diffs", str(diffs)])
+    code = main(["equivalence", str(STYLE), "--stages", "as-written", "--out", str(diffs)])
     out = capsys.readouterr().out
     assert code == 1
     (line,) = [ln for ln in out.splitlines() if ln.startswith("MISMATCH")]

@@ -1,15 +1,18 @@
-"""Help written for users: every command says what it is for, every option its default,
-within 80 columns; `run --help` gives each suite's case counts (checked here against the
-suites) and durations."""
+"""Help written for users: every command says what it is for, every option its default
+once, within 80 columns, with no argparse escape left in it; every command lists the exit
+codes it gives; `run --help` gives each suite's case counts (checked here against the
+suites) and durations; `targets --help` the targets the code checks."""
 
 from __future__ import annotations
 
 import argparse
+import re
 
 import pytest
 
 from benchkill.cli.cmd_run import SUITE_GUIDE
-from benchkill.cli.main import COMMANDS, HelpFormatter, main, make_parser
+from benchkill.cli.main import COMMANDS, EXIT_MEANINGS, command_module, main, make_parser
+from benchkill.errors import ExitCode
 
 
 def help_text(capsys, monkeypatch, *argv):
@@ -26,29 +29,72 @@ def subparser(name: str) -> argparse.ArgumentParser:
     return commands.choices[name]
 
 
+def shown_options(name: str) -> list[argparse.Action]:
+    """The options ``benchkill NAME --help`` lists (not -h, not the hidden old spellings)."""
+    return [
+        a
+        for a in subparser(name)._actions
+        if a.option_strings
+        and a.help is not argparse.SUPPRESS
+        and not isinstance(a, argparse._HelpAction)
+    ]
+
+
 def test_top_level_help_says_what_benchkill_is_for_and_where_to_start(capsys, monkeypatch):
     text = help_text(capsys, monkeypatch)
     assert text.splitlines()[0] == "usage: benchkill [-h] [--version] COMMAND ..."
     assert "benchkill measures TVM Relax's KillAfterLastUse pass" in text
     assert "start with:\n  benchkill run --quick" in text
+    codes = text.split("exit codes (every command):\n", 1)[1]
+    assert [int(c) for c in re.findall(r"^  (\d+) ", codes, re.MULTILINE)] == list(EXIT_MEANINGS)
     for command, line in COMMANDS.items():
         assert f"    {command}" in text and line.split()[0] in text
     assert max(len(line) for line in text.splitlines()) <= 80
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
-def test_every_option_has_help_and_a_default_within_80_columns(capsys, monkeypatch, command):
+def test_every_option_shows_its_default_once_within_80_columns(capsys, monkeypatch, command):
     text = help_text(capsys, monkeypatch, command)
     assert max(len(line) for line in text.splitlines()) <= 80, command
     assert "save_json" not in text and "JSON input" not in text
-    formatter = HelpFormatter(f"benchkill {command}")
+    assert "%%" not in text and "%(" not in text  # an argparse escape printed as is
+    options = shown_options(command)
     for action in subparser(command)._actions:
-        if isinstance(action, argparse._HelpAction):
-            continue
         assert action.help, f"{command} {action.dest} has no help"
-        if action.option_strings:
-            shown = formatter._get_help_string(action)
-            assert "(default" in shown, f"{command} {action.option_strings[0]}: no default"
+    # each listed option says "(default" once, and nothing else does
+    assert text.count("(default") == len(options), text
+    options_part = text.split("\noptions:\n", 1)[1]
+    for action in options:
+        entry = options_part.split(action.option_strings[0], 1)[1].split("\n  -", 1)[0]
+        assert entry.count("(default") == 1, f"{command} {action.option_strings[0]}"
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_every_command_lists_the_exit_codes_it_gives(capsys, monkeypatch, command):
+    text = help_text(capsys, monkeypatch, command)
+    codes = text.split("\nexit codes:\n", 1)[1]
+    listed = [int(m) for m in re.findall(r"^  (\d+) ", codes, re.MULTILINE)]
+    module = command_module(command)
+    gives_an_answer = getattr(module, "BAD_ANSWER", None) is not None
+    expected = [c for c in EXIT_MEANINGS if c != ExitCode.BAD_ANSWER or gives_an_answer]
+    assert listed == [int(c) for c in expected]
+    flat = " ".join(codes.split())
+    for code, meaning in EXIT_MEANINGS.items():
+        if code in expected:
+            assert f"{int(code)} {meaning}" in flat
+
+
+def test_the_commands_that_give_a_verdict_say_what_a_bad_answer_is():
+    verdicts = {c for c in COMMANDS if getattr(command_module(c), "BAD_ANSWER", None)}
+    assert verdicts == {"compare", "verify", "fuzz", "equivalence"}
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_old_spellings_work_but_are_not_listed(capsys, monkeypatch, command):
+    text = help_text(capsys, monkeypatch, command)
+    for old in ("--variant", "--runs", "--full", "--module", "--trials", "--slowdown", "--dir"):
+        assert f"{old} " not in text and f"{old}\n" not in text, (command, old)
+    assert "--diffs" not in text and "--examples" not in text
 
 
 @pytest.mark.parametrize("name", list(SUITE_GUIDE))
@@ -62,3 +108,20 @@ def test_run_help_counts_the_cases_of_each_suite(capsys, monkeypatch, name):
     text = help_text(capsys, monkeypatch, "run")
     assert f"--quick: {guide['quick_cases']} cases, {guide['quick_time']}" in text
     assert f"full: {guide['full_cases']} cases, {guide['full_time']}" in text
+
+
+def test_targets_help_names_the_targets_the_code_checks(capsys, monkeypatch):
+    from benchkill.reporting import targets as t
+
+    text = " ".join(help_text(capsys, monkeypatch, "targets").split())
+    assert "benchkill's, asv's" in text and "pytest-benchmark's" in text  # what it reads
+    assert f"at {t.SMALL:,} bindings (target <= {t.SMALL_TARGET:g})" in text
+    assert f"from {t.LARGE:,} on (<= {t.LARGE_TARGET:g}; chain at 200,000: " in text
+    assert f"<= {t.CHAIN_200K_TARGET:g})" in text
+    assert f"{t.MODEL} family (<= {t.MODEL_TARGET:g})" in text
+    lo, hi = t.EXPONENT_RANGE
+    assert f"from {lo:,} to {hi:,} bindings (benchkill's <= {t.EXPONENT_TARGET:.1f})" in text
+    assert " and ".join(t.VM_TARGET_WORKLOADS) in text
+    (bound_sense, bound), (kills_sense, kills) = t.VM_TARGETS.values()
+    assert f"peak / bound {bound_sense} {bound:.2f}" in text
+    assert f"no kills / kills {kills_sense} {kills:g}" in text

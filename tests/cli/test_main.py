@@ -12,8 +12,11 @@ import pytest
 
 from benchkill.cli import main as cli_main
 from benchkill.cli.main import COMMANDS, command_module, main, named_command
+from tests.conftest import write_results
 
 PROJECT = Path(__file__).resolve().parents[2]
+#: Committed results files with pass and vm records.
+BASELINES = PROJECT / "results" / "baseline-2core-vm"
 
 PROBE = """
 import json, sys
@@ -22,13 +25,14 @@ try:
     main(sys.argv[1:])
 except SystemExit:
     pass
-print(json.dumps(sorted(m for m in sys.modules if m == "tvm" or m.startswith(("tvm.",
-    "benchkill.cli.cmd_", "matplotlib", "hypothesis")))), file=sys.stderr)
+print(json.dumps(sorted(m for m in sys.modules if m in ("tvm", "tvm_ffi") or m.startswith((
+    "tvm.", "tvm_ffi.", "benchkill.cli.cmd_", "matplotlib", "hypothesis")))), file=sys.stderr)
 """
 
 
 def imported_by(*argv: str) -> list[str]:
-    """The TVM, matplotlib, hypothesis and command modules ``benchkill ARGV`` imports."""
+    """The TVM, tvm_ffi, matplotlib, hypothesis and command modules ``benchkill ARGV``
+    imports."""
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *argv],
         cwd=PROJECT,
@@ -44,16 +48,22 @@ def test_help_imports_no_command_and_no_tvm():
     assert imported_by("--help") == []
 
 
-@pytest.mark.parametrize("command", ["compare", "run", "plot", "report", "targets", "trust"])
+@pytest.mark.parametrize("command", list(COMMANDS))
 def test_help_of_a_command_imports_that_command_only_and_no_tvm(command):
     assert imported_by(command, "--help") == [f"benchkill.cli.cmd_{command}"]
+
+
+def test_the_import_probe_sees_tvm_and_tvm_ffi():
+    """(the probe itself: a command that imports them is caught)"""
+    found = imported_by("generate", "chain", "2", "--count")
+    assert {"tvm", "tvm_ffi", "benchkill.cli.cmd_generate"} <= set(found)
 
 
 def test_no_command_module_imports_tvm_when_imported():
     code = (
         "import sys, importlib; "
         f"[importlib.import_module('benchkill.cli.cmd_' + c) for c in {list(COMMANDS)!r}]; "
-        "print([m for m in ('tvm', 'matplotlib', 'hypothesis') if m in sys.modules])"
+        "print([m for m in ('tvm', 'tvm_ffi', 'matplotlib', 'hypothesis') if m in sys.modules])"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=PROJECT, capture_output=True, text=True, check=True
@@ -134,10 +144,18 @@ def test_a_module_that_does_not_parse_is_one_line_on_the_real_stderr(tmp_path):
         ]
 
 
-def test_a_full_disk_on_stdout_is_one_line_and_exit_code_1(tmp_path):
+@pytest.mark.parametrize(
+    "argv",
+    [["generate", "chain", "50"], ["compare", "{a}", "{a}"], ["targets", "{baseline}"]],
+    ids=lambda argv: argv[0],
+)
+def test_a_full_disk_on_stdout_is_one_line_and_exit_code_3(tmp_path, argv):
+    """The measurement was made but could not be written: 3, not the 1 of a regression."""
+    a = write_results(tmp_path / "a.json")
     with open("/dev/full", "w") as full:
-        done = _benchkill(["generate", "chain", "50"], tmp_path, stdout=full)
-    assert done.returncode == 1
+        argv = [arg.format(a=a, baseline=next(BASELINES.glob("*.json"))) for arg in argv]
+        done = _benchkill(argv, tmp_path, stdout=full)
+    assert done.returncode == 3
     assert done.stderr.splitlines() == [
         "benchkill: error: cannot write to standard output: No space left on device"
     ]

@@ -28,7 +28,8 @@ def main(x: R.Tensor(("n",), "float32"), cond: R.Prim("bool")):
 @pytest.mark.slow
 @needs_peak
 def test_memory_of_the_if_workload_names_the_holders_and_compares_kills(capsys):
-    code = main(["memory", "--workload", "if_chain", "--kill", "tvm", "beyond", "--top", "3"])
+    argv = ["--workload", "if_chain", "--quick", "--kill", "tvm", "beyond", "--top", "3"]
+    code = main(["memory", *argv])
     out = capsys.readouterr().out
     assert code == 0, out
     lines = out.splitlines()
@@ -75,7 +76,8 @@ def test_memory_of_a_file_with_a_symbolic_dimension(tmp_path, capsys):
         (["{file}", "--set", "n=4", "--func", "nope"], "no Relax function 'nope'"),
         (["--workload", "nope"], "invalid choice: 'nope'"),
         (["--workload", "chain", "--kill", "some"], "invalid choice: 'some'"),
-        (["--workload", "chain", "--runs", "0"], "must be at least 1"),
+        (["--workload", "chain", "--repeats", "0"], "must be at least 1"),
+        (["{file}", "--quick"], "--quick applies to --workload, not to FILE"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, fragment, tmp_path, capsys):

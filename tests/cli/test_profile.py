@@ -26,10 +26,10 @@ def test_profile_times_every_step_that_runs():
 
 
 def test_profile_command(capsys):
-    assert main(["profile", "chain", "30", "--repeats", "1"]) == 0
+    assert main(["profile", "--generate", "chain", "30", "--repeats", "1"]) == 0
     out = capsys.readouterr().out
     assert "chain, 90 bindings" in out and "total" in out
-    assert main(["profile", "nosuch", "3"]) == 2
+    assert main(["profile", "--generate", "nosuch", "3"]) == 2
     assert "unknown family 'nosuch'" in capsys.readouterr().err
 
 
@@ -85,7 +85,7 @@ def test_time_floor_takes_the_minimum_of_interleaved_rounds():
 
 
 def test_profile_floor_command(capsys):
-    assert main(["profile", "mixed", "30", "--repeats", "1", "--floor"]) == 0
+    assert main(["profile", "--generate", "mixed", "30", "--repeats", "1", "--floor"]) == 0
     out = capsys.readouterr().out
     assert "calls re-inferred" in out and "benchkill / floor" in out
     for name in ("tvm", "benchkill", "floor", "visit"):
@@ -110,7 +110,7 @@ def test_scaling_exponents_are_the_slopes_of_each_timing():
 
 
 def test_profile_several_sizes_ends_with_the_exponents(capsys):
-    assert main(["profile", "chain", "20", "60", "--repeats", "1", "--floor"]) == 0
+    assert main(["profile", "--generate", "chain", "20", "60", "--repeats", "1", "--floor"]) == 0
     out = capsys.readouterr().out
     assert "chain, 60 bindings" in out and "chain, 180 bindings" in out
     last = out.strip().splitlines()[-1]
@@ -118,7 +118,7 @@ def test_profile_several_sizes_ends_with_the_exponents(capsys):
     names = [part.rsplit(" ", 1)[0] for part in last.split(": ", 1)[1].split(", ")]
     assert names == ["steps total", "tvm", "benchkill", "floor", "visit"]
     # without --floor: the exponent of the steps' total only
-    assert main(["profile", "chain", "20", "60", "--repeats", "1"]) == 0
+    assert main(["profile", "--generate", "chain", "20", "60", "--repeats", "1"]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.startswith("scaling exponents") and last.count(",") == 1
 
@@ -148,7 +148,7 @@ def test_profile_a_module_file_gives_the_generated_modules_figures(tmp_path, cap
     mod = generate("mixed", 20)
     path = tmp_path / "kill_input.py"
     path.write_text(mod.script())
-    assert main(["profile", "--module", str(path), "--repeats", "1", "--floor"]) == 0
+    assert main(["profile", str(path), "--repeats", "1", "--floor"]) == 0
     out = capsys.readouterr().out
     first = out.splitlines()[0]
     assert first.startswith(f"{path}, function main, {count_bindings(mod)} bindings")
@@ -167,7 +167,7 @@ def test_profile_func_picks_one_relax_function_as_main(tmp_path, capsys):
         one = only_function(mod, name, path)
         assert [gv.name_hint for gv, _ in one.functions_items()] == ["main"]
         assert count_bindings(one) == bindings
-        assert main(["profile", "--module", str(path), "--func", name, "--repeats", "1"]) == 0
+        assert main(["profile", str(path), "--func", name, "--repeats", "1"]) == 0
         assert f"function {name}, {bindings} bindings" in capsys.readouterr().out
     kept = only_function(chain, "main", "chain")
     assert {gv.name_hint for gv, _ in kept.functions_items()} == {
@@ -199,10 +199,10 @@ def test_profile_lower_profiles_the_form_relax_build_gives_the_pass(tmp_path, ca
     path.write_text(HIGH_LEVEL)
     lowered = count_bindings(lower_to_kill_input(read_module(path)))
     assert lowered > count_bindings(read_module(path))  # allocations and kernel calls
-    assert main(["profile", "--module", str(path), "--lower", "--repeats", "1", "--floor"]) == 0
+    assert main(["profile", str(path), "--lower", "--repeats", "1", "--floor"]) == 0
     out = capsys.readouterr().out
     assert f"function main, {lowered} bindings" in out
     assert "calls re-inferred" in out  # lowered IR: benchkill's own sweep, not the fallback
     # as written (a dataflow block), the sweep hands the function to TVM's pass
-    assert main(["profile", "--module", str(path), "--repeats", "1"]) == 0
+    assert main(["profile", str(path), "--repeats", "1"]) == 0
     assert "fallback" in capsys.readouterr().out

@@ -91,8 +91,8 @@ def test_retry_failed_measures_the_failed_cases_again_once(fake_suite, tmp_path,
     path = tmp_path / "r.json"
     fake_suite.raise_at = (1, 3)
     fake_suite.expected_at = (2,)
-    assert main(["run", "--out", str(path)]) == 1
-    assert main(["run", "--resume", str(path)]) == 1  # nothing left to do: still failed
+    assert main(["run", "--out", str(path)]) == 3
+    assert main(["run", "--resume", str(path)]) == 3  # nothing left to do: still failed
     fake_suite.raise_at = ()
     fake_suite.calls.clear()
     assert main(["run", "--resume", str(path), "--retry-failed"]) == 0

@@ -412,12 +412,12 @@ def test_campaign_arguments_are_checked():
 
 
 def test_fuzz_command(capsys):
-    assert main(["fuzz", "--examples", "25", "--seed", "4"]) == 0
+    assert main(["fuzz", "--repeats", "25", "--seed", "4"]) == 0
     out = capsys.readouterr().out
     assert re.fullmatch(r"fuzz: 25 lowered modules \(seed 4\) in [\d.]+ s: no mismatch\n", out)
-    assert main(["fuzz", "--examples", "many"]) == 2
+    assert main(["fuzz", "--repeats", "many"]) == 2
     assert "expected an integer" in capsys.readouterr().err
-    assert main(["fuzz", "--examples", "0"]) == 2
+    assert main(["fuzz", "--repeats", "0"]) == 2
 
 
 def test_tvm_kills_constants_its_canonicalization_made_dataflow_vars():

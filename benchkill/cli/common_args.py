@@ -1,0 +1,339 @@
+"""The command line's shared arguments: one option per concept, defined once.
+
+As asv's ``asv/commands/common_args.py``: every command adds the options of a concept it
+shares with others through the ``add_*`` functions here, so a kill variant is ``--kill``,
+the entry function ``--func``, a count of repeated measurements ``--repeats``, a seed
+``--seed``, an output ``--out`` and the quick sizes ``--quick`` wherever they appear.
+Where a module comes from is one scheme (:func:`module_source`): a positional ``file``
+(TVMScript), or exactly one source option in the same mutually exclusive group
+(``--generate FAMILY N``, ``--workload NAME``).  An old spelling stays one release as a
+hidden alias (:mod:`benchkill.cli.deprecation`) that prints one ``warning:`` line on
+stderr saying what to use instead, and still works.
+
+The argparse ``type=`` checks below raise :class:`argparse.ArgumentTypeError`, so
+argparse's message names the option (``argument --repeats: must be at least 1, got 0``),
+and the command line turns it into one line and exit code 2.  No command parses numbers
+or patterns by itself.  Choices come from :mod:`benchkill.vocabulary`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchkill import vocabulary
+from benchkill.cli.deprecation import alias
+
+
+def out_path(text: str) -> Path:
+    """A path to write (an empty one would mean the current directory)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path")
+    return Path(text)
+
+
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number no smaller than ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    parse.__name__ = f"int_at_least_{minimum}"
+    return parse
+
+
+#: A whole number >= 1 (sizes, counts, repeats).
+positive_int = int_at_least(1)
+#: A whole number >= 0 (seeds, optional counts).
+non_negative_int = int_at_least(0)
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid {what} {text!r}: not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"invalid {what} {text!r}: not a finite number")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number above 0 (e.g. a fraction such as ``0.10``)."""
+    value = _number(text, "number")
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}: must be above 0")
+    return value
+
+
+#: The longest timeout a command takes: a week (the OS's timers overflow far above it).
+MAX_TIMEOUT = 7 * 24 * 3600.0
+
+
+def timeout_seconds(text: str) -> float:
+    """Seconds above 0, at most :data:`MAX_TIMEOUT`."""
+    value = positive_float(text)
+    if value > MAX_TIMEOUT:
+        raise argparse.ArgumentTypeError(
+            f"invalid number {text!r}: at most {MAX_TIMEOUT:.0f} seconds (a week)"
+        )
+    return value
+
+
+def factor(text: str) -> float:
+    """A finite ratio above 1 (``1.10`` = a change of 10%)."""
+    value = _number(text, "factor")
+    if value <= 1.0:
+        raise argparse.ArgumentTypeError(f"invalid factor {text!r}: must be a number above 1")
+    return value
+
+
+def alpha(text: str) -> float:
+    """A significance level strictly between 0 and 1."""
+    value = _number(text, "alpha")
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"invalid alpha {text!r}: must be between 0 and 1")
+    return value
+
+
+def regex(text: str) -> re.Pattern[str]:
+    """A Python regular expression, compiled."""
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"invalid regular expression {text!r}: {exc}") from None
+
+
+def comma_list(choices: tuple[str, ...]) -> Callable[[str], tuple[str, ...]]:
+    """An argparse type: a comma-separated list of some of ``choices``, in their order."""
+
+    def parse(text: str) -> tuple[str, ...]:
+        names = [n.strip() for n in text.split(",") if n.strip()]
+        unknown = [n for n in names if n not in choices]
+        if unknown or not names:
+            raise argparse.ArgumentTypeError(
+                f"invalid {text!r}: expected a comma-separated list of {', '.join(choices)}"
+            )
+        return tuple(c for c in choices if c in names)
+
+    parse.__name__ = "comma_list"
+    return parse
+
+
+def assignment(text: str) -> tuple[str, str]:
+    """``NAME=VALUE`` -> (name, value), both stripped and not empty."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name.strip(), value.strip()
+
+
+# --- where a module comes from -------------------------------------------------------
+
+#: The source options a module can come from besides a positional ``file``, by dest (see
+#: :func:`source_of`); a new source (a model, a PyTorch or ONNX file) is added here and
+#: by a function ``add_<source>`` below, in the group :func:`module_source` makes.
+SOURCES = ("generate", "workload")
+
+
+def module_source(p: argparse.ArgumentParser, file_help: str, old: str | None = None) -> Any:
+    """The required mutually exclusive group of where the command's module comes from:
+    a positional ``file`` (a TVMScript file, ``file_help`` says which form; ``old``: the
+    option that named it before, a deprecated alias), to which the caller adds its
+    source options (:func:`add_generate`, :func:`add_workload`)."""
+    group = p.add_mutually_exclusive_group(required=True)
+    # None until given; SUPPRESS: an absent FILE does not undo an old option that named it
+    p.set_defaults(file=None)
+    file = group.add_argument(
+        "file", nargs="?", default=argparse.SUPPRESS, metavar="FILE", help=file_help
+    )
+    if old is not None:
+        alias(group, file, old, use="FILE")
+    return group
+
+
+def source_of(args: argparse.Namespace) -> str:
+    """Which source the command line gave: ``"file"`` or one of :data:`SOURCES`."""
+    given = [name for name in SOURCES if getattr(args, name, None)]
+    return given[0] if given else "file"
+
+
+class _Generate(argparse.Action):
+    """``--generate FAMILY N [N ...]``: each N checked as a positive whole number."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        family, *sizes = values
+        if not sizes:
+            raise argparse.ArgumentError(self, "expected FAMILY and at least one N")
+        try:
+            numbers = tuple(positive_int(n) for n in sizes)
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentError(self, f"N {exc}") from None
+        setattr(namespace, self.dest, (family, numbers))
+
+
+def add_generate(group: Any, several: bool = False) -> argparse.Action:
+    """``--generate FAMILY N`` (``several``: ``FAMILY N [N ...]``, one module per size):
+    ``args.generate`` is ``(family, (n, ...))``.  Give :func:`add_seed` too."""
+    return group.add_argument(
+        "--generate",
+        nargs="+" if several else 2,
+        metavar=("FAMILY", "N"),
+        action=_Generate,
+        help="the module benchkill.generate(FAMILY, N) instead of a file: FAMILY one of "
+        + ", ".join(vocabulary.FAMILIES)
+        + ("; several N: one module each" if several else "")
+        + " (default: read FILE)",
+    )
+
+
+def add_workload(group: Any, names: Sequence[str]) -> argparse.Action:
+    """``--workload NAME``: a registered VM workload (``names``) with its inputs."""
+    return group.add_argument(
+        "--workload",
+        choices=list(names),
+        metavar="NAME",
+        help=f"a registered VM workload with its inputs: {', '.join(names)} (default: read FILE)",
+    )
+
+
+def add_func(p: argparse.ArgumentParser, what: str) -> argparse.Action:
+    """``--func NAME``: the Relax function of the module (``args.function``; None: main;
+    ``args.func`` is the command's own ``run``)."""
+    return p.add_argument(
+        "--func",
+        dest="function",
+        metavar="NAME",
+        help=f"the Relax function of FILE {what} (default: main)",
+    )
+
+
+# --- what is measured, and how often -------------------------------------------------
+
+
+def add_kill(
+    p: argparse.ArgumentParser,
+    several: bool = False,
+    choices: Sequence[str] = vocabulary.KILL_PASSES,
+    default: Any = "benchkill",
+) -> argparse.Action:
+    """``--kill VARIANT`` (``several``: ``VARIANT [VARIANT ...]``), names of
+    :data:`benchkill.vocabulary.KILL_VARIANTS`; :func:`kill_epilog` says what each is."""
+    return p.add_argument(
+        "--kill",
+        nargs="+" if several else None,
+        choices=list(choices),
+        default=list(default) if several else default,
+        metavar="VARIANT",
+        help=("kill variants to compare: " if several else "the kill variant: ")
+        + ", ".join(choices),
+    )
+
+
+def kill_epilog(names: Sequence[str] = vocabulary.KILLS) -> str:
+    """The epilog lines that say what each kill variant of ``names`` runs."""
+    width = max(map(len, names))
+    lines = [f"  {n:{width}}  {vocabulary.KILL_VARIANTS[n]}" for n in names]
+    return "kill variants:\n" + "\n".join(lines)
+
+
+def add_exec_modes(p: argparse.ArgumentParser) -> argparse.Action:
+    """``--exec-mode MODE [MODE ...]``: the VM's exec modes."""
+    return p.add_argument(
+        "--exec-mode",
+        nargs="+",
+        choices=list(vocabulary.EXEC_MODES),
+        default=[vocabulary.EXEC_MODES[0]],
+        metavar="MODE",
+        help=f"VM exec modes: {', '.join(vocabulary.EXEC_MODES)}",
+    )
+
+
+def add_memory_cfg(p: argparse.ArgumentParser) -> argparse.Action:
+    """``--memory-cfg CFG``: the VM's allocator."""
+    return p.add_argument(
+        "--memory-cfg",
+        choices=list(vocabulary.MEMORY_CFGS),
+        default=vocabulary.MEMORY_CFGS[0],
+        metavar="CFG",
+        help=f"the VM's allocator: {', '.join(vocabulary.MEMORY_CFGS)} (naive frees at once)",
+    )
+
+
+def add_repeats(
+    p: argparse.ArgumentParser, default: int, what: str, minimum: int = 1
+) -> argparse.Action:
+    """``--repeats N``: how many times a measurement (or a check) is repeated."""
+    return p.add_argument(
+        "--repeats", type=int_at_least(minimum), default=default, metavar="N", help=what
+    )
+
+
+def add_seed(p: argparse.ArgumentParser, what: str = "random seed") -> argparse.Action:
+    """``--seed S``: a whole number >= 0."""
+    return p.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help=what)
+
+
+def add_quick(p: argparse.ArgumentParser, what: str) -> argparse.Action:
+    """``--quick``: the small sizes (``args.quick``: None when not given); full sizes are
+    every command's default."""
+    return p.add_argument(
+        "--quick", action="store_true", default=None, help=f"{what} (default: full sizes)"
+    )
+
+
+# --- inputs and outputs --------------------------------------------------------------
+
+
+def add_results(p: argparse.ArgumentParser) -> argparse.Action:
+    """Positional ``results``: one or more results files of any kind benchkill reads."""
+    return p.add_argument(
+        "results",
+        type=Path,
+        nargs="+",
+        metavar="RESULTS",
+        help="results files: benchkill's, asv's (.asv/results/<machine>/*.json) or "
+        "pytest-benchmark's (.benchmarks/<machine>/*.json, saved with --benchmark-save-data)",
+    )
+
+
+def add_out(
+    p: argparse.ArgumentParser, metavar: str, what: str, default: Any = None
+) -> argparse.Action:
+    """``--out FILE`` or ``--out DIR``: where the command writes (never over a file that
+    exists)."""
+    return p.add_argument("--out", type=out_path, default=default, metavar=metavar, help=what)
+
+
+# --- compare's thresholds ------------------------------------------------------------
+
+
+def add_factor(p: argparse.ArgumentParser, default_text: str) -> argparse.Action:
+    """``--factor F``: the ratio that counts as a change (default: per metric kind)."""
+    return p.add_argument(
+        "--factor",
+        type=factor,
+        metavar="F",
+        help=f"ratio that counts as a change (default per metric kind: {default_text})",
+    )
+
+
+def add_alpha(p: argparse.ArgumentParser, default: float) -> argparse.Action:
+    """``--alpha A``: the significance level of compare's Mann-Whitney U test."""
+    return p.add_argument(
+        "--alpha",
+        type=alpha,
+        default=default,
+        metavar="A",
+        help="significance level of compare's Mann-Whitney U test",
+    )

@@ -196,9 +196,7 @@ def full_parser() -> argparse.ArgumentParser:
     parser = make_parser()
     (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     for name, p in commands.choices.items():
-        module = command_module(name)
-        module.add_arguments(p)
-        p.set_defaults(func=module.run)
+        configure(p, name)
     return parser
 
 

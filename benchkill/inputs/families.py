@@ -26,7 +26,11 @@ from tvm import relax
 from benchkill.errors import BenchkillError, check_int
 from benchkill.inputs import models
 from benchkill.inputs.kernels import KERNELS, Atoms, i64
-from benchkill.vocabulary import FAMILIES as FAMILIES  # the family names, each with its make-up
+from benchkill.vocabulary import FAMILIES as _FAMILIES
+
+#: family name -> what its ``main`` is made of, one line each (the names and texts of
+#: :data:`benchkill.vocabulary.FAMILIES`); ``n_ops`` of the model family counts layers
+FAMILIES = _FAMILIES
 
 #: Shape of every tensor (float32).
 #: The largest module :func:`generate` makes (about 2.2 GiB of IR for a chain): a bound, so

@@ -45,7 +45,7 @@ class MeasurementError(BenchkillError):
 def check_int(value: object, what: str, low: int = 1, high: int | None = None) -> int:
     """``value`` if it is an int (not a bool) in ``[low, high]``; else a BenchkillError
     naming ``what``.  The one integer check of the library (the command line checks its
-    options with the argparse types of :mod:`benchkill.cli.common_args`)."""
+    options with the argparse types of :mod:`benchkill.cli.args`)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         kind = "a positive integer" if low == 1 else f"an integer >= {low}"
         raise BenchkillError(f"{what} must be {kind}, not {value!r}")

@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from benchkill.cli import args as types
 from benchkill.cli import common_args as common
 from benchkill.cli.outputs import shown
 from benchkill.reporting.formatting import code_text, comparison_table
@@ -48,7 +49,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     common.add_alpha(p, DEFAULT_ALPHA)
     p.add_argument(
         "--only",
-        type=common.regex,
+        type=types.regex,
         metavar="REGEX",
         help="compare only measurements whose 'suite:name[params] metric' matches (default: all)",
     )

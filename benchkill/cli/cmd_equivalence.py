@@ -9,6 +9,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from benchkill.cli import args as types
 from benchkill.cli import common_args as common
 from benchkill.cli import deprecation
 from benchkill.errors import BenchkillError, MeasurementError
@@ -37,23 +38,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, or directories (*.py)")
     p.add_argument(
         "--stages",
-        type=common.comma_list(STAGES),
+        type=types.comma_list(STAGES),
         default=STAGES,
         help="comma-separated stages",
     )
     p.add_argument(
-        "--jobs", type=common.positive_int, default=1, metavar="N", help="files checked at once"
+        "--jobs", type=types.positive_int, default=1, metavar="N", help="files checked at once"
     )
     p.add_argument(
         "--timeout",
-        type=common.timeout_seconds,
+        type=types.timeout_seconds,
         default=900.0,
         metavar="SECONDS",
         help="seconds per child process (a file's run is restarted after one that hangs)",
     )
     p.add_argument(
         "--opt-level",
-        type=common.non_negative_int,
+        type=types.non_negative_int,
         default=None,
         metavar="N",
         help="run both passes inside PassContext(opt_level=N) (default: no context)",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from benchkill.cli import args as types
 from benchkill.cli import common_args as common
 from benchkill.cli import deprecation
 from benchkill.errors import BenchkillError
@@ -39,13 +40,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     common.add_seed(p, "hypothesis seed")
     p.add_argument(
         "--max-statements",
-        type=common.positive_int,
+        type=types.positive_int,
         default=30,
         help="most statements per drawn function",
     )
     p.add_argument(
         "--buildable",
-        type=common.non_negative_int,
+        type=types.non_negative_int,
         default=0,
         help="high-level programs to build and run with each kill variant in both "
         "exec modes (seconds each)",

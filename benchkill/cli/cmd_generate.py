@@ -6,6 +6,7 @@ import argparse
 import sys
 import textwrap
 
+from benchkill.cli import args as types
 from benchkill.cli import common_args as common
 from benchkill.vocabulary import FAMILIES
 
@@ -28,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "n_ops",
         metavar="N",
-        type=common.positive_int,
+        type=types.positive_int,
         help="number of lowered operators (about 3 bindings each in chain; model: layers)",
     )
     common.add_seed(p)

@@ -22,6 +22,7 @@ NOT_MEASURED = "a variant's build, run or trace failed (its error is printed)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from benchkill.cli import args as types
     from benchkill.cli import common_args as common
     from benchkill.cli import deprecation
     from benchkill.inputs.workloads import WORKLOADS
@@ -43,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     common.add_func(p, "to run")
     p.add_argument(
         "--set",
-        type=common.assignment,
+        type=types.assignment,
         action="append",
         default=[],
         metavar="NAME=VALUE",
@@ -56,7 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     common.add_memory_cfg(p)
     repeats = common.add_repeats(p, 1, "measured peak runs of each variant")
     deprecation.alias(p, repeats, "--runs")
-    p.add_argument("--top", type=common.positive_int, default=5, metavar="N", help="holders listed")
+    p.add_argument("--top", type=types.positive_int, default=5, metavar="N", help="holders listed")
     p.add_argument(
         "--no-trace", action="store_true", help="measure and estimate only, trace no run"
     )

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from benchkill.cli import args as types
 from benchkill.cli import common_args as common
 from benchkill.cli import deprecation
 from benchkill.errors import BenchkillError, one_line
@@ -53,7 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     common.add_generate(source, several=True)
     # the old form `profile FAMILY N ...`: FAMILY lands in file, the sizes here
     p.add_argument(
-        "old_sizes", nargs="*", type=common.positive_int, metavar="N", help=argparse.SUPPRESS
+        "old_sizes", nargs="*", type=types.positive_int, metavar="N", help=argparse.SUPPRESS
     )
     p.add_argument(
         "--lower",

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from benchkill.cli import args as types
 from benchkill.cli import common_args as common
 from benchkill.cli import deprecation
 from benchkill.cli.outputs import check_directory, writing
@@ -38,7 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     deprecation.alias(p, repeats, "--trials")
     hook = p.add_argument(
         "--hook",
-        type=common.positive_float,
+        type=types.positive_float,
         action="append",
         metavar="VALUE",
         help="the hook's value in the B runs, repeat for several (default: 0.01 for "

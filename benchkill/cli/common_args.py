@@ -1,142 +1,28 @@
-"""The command line's shared arguments: one option per concept, defined once.
+"""The command line's shared options: one option per concept, defined once.
 
 As asv's ``asv/commands/common_args.py``: every command adds the options of a concept it
 shares with others through the ``add_*`` functions here, so a kill variant is ``--kill``,
 the entry function ``--func``, a count of repeated measurements ``--repeats``, a seed
 ``--seed``, an output ``--out`` and the quick sizes ``--quick`` wherever they appear.
-Where a module comes from is one scheme (:func:`module_source`): a positional ``file``
+Where a module comes from is one scheme (:func:`module_source`): a positional ``FILE``
 (TVMScript), or exactly one source option in the same mutually exclusive group
 (``--generate FAMILY N``, ``--workload NAME``).  An old spelling stays one release as a
 hidden alias (:mod:`benchkill.cli.deprecation`) that prints one ``warning:`` line on
-stderr saying what to use instead, and still works.
-
-The argparse ``type=`` checks below raise :class:`argparse.ArgumentTypeError`, so
-argparse's message names the option (``argument --repeats: must be at least 1, got 0``),
-and the command line turns it into one line and exit code 2.  No command parses numbers
-or patterns by itself.  Choices come from :mod:`benchkill.vocabulary`.
+stderr saying what to use instead, and still works.  Choices come from
+:mod:`benchkill.vocabulary`, values are checked by the ``type=`` functions of
+:mod:`benchkill.cli.args`.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from benchkill import vocabulary
+from benchkill.cli import args as types
 from benchkill.cli.deprecation import alias
-
-
-def out_path(text: str) -> Path:
-    """A path to write (an empty one would mean the current directory)."""
-    if not text:
-        raise argparse.ArgumentTypeError("an empty path")
-    return Path(text)
-
-
-def int_at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: a whole number no smaller than ``minimum``."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-        return value
-
-    parse.__name__ = f"int_at_least_{minimum}"
-    return parse
-
-
-#: A whole number >= 1 (sizes, counts, repeats).
-positive_int = int_at_least(1)
-#: A whole number >= 0 (seeds, optional counts).
-non_negative_int = int_at_least(0)
-
-
-def _number(text: str, what: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid {what} {text!r}: not a number") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"invalid {what} {text!r}: not a finite number")
-    return value
-
-
-def positive_float(text: str) -> float:
-    """A finite number above 0 (e.g. a fraction such as ``0.10``)."""
-    value = _number(text, "number")
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"invalid number {text!r}: must be above 0")
-    return value
-
-
-#: The longest timeout a command takes: a week (the OS's timers overflow far above it).
-MAX_TIMEOUT = 7 * 24 * 3600.0
-
-
-def timeout_seconds(text: str) -> float:
-    """Seconds above 0, at most :data:`MAX_TIMEOUT`."""
-    value = positive_float(text)
-    if value > MAX_TIMEOUT:
-        raise argparse.ArgumentTypeError(
-            f"invalid number {text!r}: at most {MAX_TIMEOUT:.0f} seconds (a week)"
-        )
-    return value
-
-
-def factor(text: str) -> float:
-    """A finite ratio above 1 (``1.10`` = a change of 10%)."""
-    value = _number(text, "factor")
-    if value <= 1.0:
-        raise argparse.ArgumentTypeError(f"invalid factor {text!r}: must be a number above 1")
-    return value
-
-
-def alpha(text: str) -> float:
-    """A significance level strictly between 0 and 1."""
-    value = _number(text, "alpha")
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"invalid alpha {text!r}: must be between 0 and 1")
-    return value
-
-
-def regex(text: str) -> re.Pattern[str]:
-    """A Python regular expression, compiled."""
-    try:
-        return re.compile(text)
-    except re.error as exc:
-        raise argparse.ArgumentTypeError(f"invalid regular expression {text!r}: {exc}") from None
-
-
-def comma_list(choices: tuple[str, ...]) -> Callable[[str], tuple[str, ...]]:
-    """An argparse type: a comma-separated list of some of ``choices``, in their order."""
-
-    def parse(text: str) -> tuple[str, ...]:
-        names = [n.strip() for n in text.split(",") if n.strip()]
-        unknown = [n for n in names if n not in choices]
-        if unknown or not names:
-            raise argparse.ArgumentTypeError(
-                f"invalid {text!r}: expected a comma-separated list of {', '.join(choices)}"
-            )
-        return tuple(c for c in choices if c in names)
-
-    parse.__name__ = "comma_list"
-    return parse
-
-
-def assignment(text: str) -> tuple[str, str]:
-    """``NAME=VALUE`` -> (name, value), both stripped and not empty."""
-    name, sep, value = text.partition("=")
-    if not sep or not name.strip() or not value.strip():
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
-    return name.strip(), value.strip()
-
 
 # --- where a module comes from -------------------------------------------------------
 
@@ -176,7 +62,7 @@ class _Generate(argparse.Action):
         if not sizes:
             raise argparse.ArgumentError(self, "expected FAMILY and at least one N")
         try:
-            numbers = tuple(positive_int(n) for n in sizes)
+            numbers = tuple(types.positive_int(n) for n in sizes)
         except argparse.ArgumentTypeError as exc:
             raise argparse.ArgumentError(self, f"N {exc}") from None
         setattr(namespace, self.dest, (family, numbers))
@@ -275,13 +161,13 @@ def add_repeats(
 ) -> argparse.Action:
     """``--repeats N``: how many times a measurement (or a check) is repeated."""
     return p.add_argument(
-        "--repeats", type=int_at_least(minimum), default=default, metavar="N", help=what
+        "--repeats", type=types.int_at_least(minimum), default=default, metavar="N", help=what
     )
 
 
 def add_seed(p: argparse.ArgumentParser, what: str = "random seed") -> argparse.Action:
     """``--seed S``: a whole number >= 0."""
-    return p.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help=what)
+    return p.add_argument("--seed", type=types.non_negative_int, default=0, metavar="S", help=what)
 
 
 def add_quick(p: argparse.ArgumentParser, what: str) -> argparse.Action:
@@ -312,7 +198,7 @@ def add_out(
 ) -> argparse.Action:
     """``--out FILE`` or ``--out DIR``: where the command writes (never over a file that
     exists)."""
-    return p.add_argument("--out", type=out_path, default=default, metavar=metavar, help=what)
+    return p.add_argument("--out", type=types.out_path, default=default, metavar=metavar, help=what)
 
 
 # --- compare's thresholds ------------------------------------------------------------
@@ -322,7 +208,7 @@ def add_factor(p: argparse.ArgumentParser, default_text: str) -> argparse.Action
     """``--factor F``: the ratio that counts as a change (default: per metric kind)."""
     return p.add_argument(
         "--factor",
-        type=factor,
+        type=types.factor,
         metavar="F",
         help=f"ratio that counts as a change (default per metric kind: {default_text})",
     )
@@ -332,7 +218,7 @@ def add_alpha(p: argparse.ArgumentParser, default: float) -> argparse.Action:
     """``--alpha A``: the significance level of compare's Mann-Whitney U test."""
     return p.add_argument(
         "--alpha",
-        type=alpha,
+        type=types.alpha,
         default=default,
         metavar="A",
         help="significance level of compare's Mann-Whitney U test",

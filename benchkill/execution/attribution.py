@@ -46,6 +46,8 @@ from benchkill.analysis.holders import (
     holders_at,
     waste_of,
 )
+from benchkill.execution.replay import replay
+from benchkill.execution.trace import MAX_EVENTS, TraceSummary, public_event
 from benchkill.execution.walker import PROGRAM_KINDS, AttributionError, Walker
 
 _PHASES = {
@@ -148,3 +150,44 @@ def attribute(
     for event in events:
         event.pop("how", None)
     return result
+
+
+def summarize_trace(
+    lowered: Any,
+    events: list[dict[str, Any]],
+    func: str,
+    exec_mode: str,
+    memory_cfg: str,
+    *,
+    traced_run_peak: int,
+    truncated: bool = False,
+) -> tuple[list[list[Any]], TraceSummary]:
+    """The raw ``events`` of a traced run (:func:`benchkill.execution.trace.stop`)
+    replayed (:func:`~benchkill.execution.replay.replay`) and attributed to ``lowered``,
+    the module the run's executable was built from (in the caller's process, which holds
+    it): the public events (:class:`~benchkill.execution.trace.TraceEvent` fields) and the
+    :class:`~benchkill.execution.trace.TraceSummary`.  ``traced_run_peak`` is the VmHWM
+    peak of the traced run; ``truncated`` whether the recorder stopped at its limit."""
+    replayed = replay(events)
+    found = attribute(lowered, events, func, exec_mode, replayed.live_peak_seq)
+    error = found.error
+    if truncated:
+        error = f"the trace stopped at {MAX_EVENTS} events"
+    pooled = memory_cfg == "pooled"
+    summary = TraceSummary(
+        live_peak_bytes=replayed.live_peak,
+        pooled_peak_bytes=replayed.pooled_peak,
+        naive_peak_bytes=replayed.naive_peak,
+        predicted_peak_bytes=replayed.pooled_peak if pooled else replayed.naive_peak,
+        rss_peak_bytes=replayed.rss_peak,
+        traced_run_peak_bytes=traced_run_peak,
+        allocated_bytes=replayed.allocated,
+        peak_seq=replayed.live_peak_seq,
+        attributed=found.matched,
+        program_events=found.program_events,
+        attribution_error=error,
+        at_peak=found.at_peak,
+        waste=found.waste,
+        live_curve=replayed.curve,
+    )
+    return [public_event(e) for e in events], summary

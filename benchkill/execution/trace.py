@@ -1,7 +1,8 @@
 """The allocation trace of one Relax VM run, in both exec modes.
 
 How it is recorded (in the child process of :func:`benchkill.measure_vm` with
-``trace=True``, task ``vm_trace`` of :mod:`benchkill.execution.vm_task`):
+``trace=True``, task ``trace_task`` of :mod:`benchkill.execution.vm_task`, which loads
+the library the parent built; the parent attributes the events):
 
 * **Allocations, kills, branches, calls.**  Both VM codegens call their builtins by
   name through the global function registry: bytecode mode resolves the names of its
@@ -10,8 +11,8 @@ How it is recorded (in the child process of :func:`benchkill.measure_vm` with
   ``anylist_setitem_call_packed`` by name into the TIR of each Relax function, and the
   LLVM code looks the name up at the first call of each call site and caches the handle
   for the library's lifetime.  :func:`install` overrides :data:`NAMES` in the registry
-  with Python wrappers of the originals, before the module is built and the VM created
-  (a library that already ran keeps its cached handles: the trace needs a fresh build,
+  with Python wrappers of the originals, before the library is loaded and the VM created
+  (a library that already ran keeps its cached handles: the trace needs a fresh load,
   so it runs in its own child).  ``vm.builtin.alloc_storage`` is the only allocation of
   planned memory; ``alloc_tensor`` carves a view from a storage; ``alloc_shape_heap``
   takes a buffer from the same allocator; a kill (``R.vm.kill_object`` in both codegens)

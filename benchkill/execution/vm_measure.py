@@ -1,8 +1,11 @@
 """Build a Relax module for LLVM, run it on the VM, and measure time and peak memory.
 
 :func:`measure_vm` builds with ``relax.build(mod, "llvm",
-relax_pipeline=build_pipeline(kill=...), exec_mode=...)`` and runs the function in a
-fresh child process (task ``"vm"`` of :mod:`benchkill.execution.child`, done by
+relax_pipeline=build_pipeline(kill=...), exec_mode=...)`` in the caller's process and
+exports the executable as a shared library (:mod:`benchkill.execution.vm_build`: no
+module travels as text, so tensor constants and IR whose TVMScript does not round-trip
+are measured too), then runs the function in a fresh child process that loads the library
+(task ``"vm"`` of :mod:`benchkill.execution.child`, done by
 :mod:`benchkill.execution.vm_task`): a warm-up run gives the outputs, ``repeat`` timed
 runs follow with a warm allocator pool, then ``peak_repeat`` runs, each on a fresh VM with
 an empty pool, give the peak (method in :mod:`benchkill.execution.peak`), and in bytecode
@@ -23,13 +26,14 @@ import numpy as np
 
 from benchkill.analysis.liveness import check_function
 from benchkill.errors import BenchkillError, check_int
+from benchkill.execution.attribution import summarize_trace
 from benchkill.execution.child import read_result, run_task, work_dir
 from benchkill.execution.peak import VMEvent
 from benchkill.execution.pipeline import check_kill_variant
 from benchkill.execution.trace import TraceEvent, TraceSummary
+from benchkill.execution.vm_build import Built, build_library
 from benchkill.execution.vm_task import EXPORTED
 from benchkill.files import copy_new
-from benchkill.relax.text import module_text
 from benchkill.vocabulary import EXEC_MODES, MEMORY_CFGS
 
 #: Seconds a child may take (build and all runs) before it is killed.
@@ -45,8 +49,10 @@ class VMResult:
     their median; ``floor_bytes`` the same measurement around nothing (the method's
     floor); ``outputs`` the tensors of the result, tuples flattened; ``timeline`` the
     resident size at each VM call of one run (bytecode mode only; empty in compiled
-    mode, which has no instrument hook).  ``stage`` says where a failure happened:
-    "build", "run", "child" (the child process crashed or timed out) or "export".
+    mode, which has no instrument hook).  ``build_seconds`` is the time of lowering and
+    ``relax.build`` in the caller's process.  ``stage`` says where a failure happened:
+    "build", "export" (the shared library, or the copy to ``export``), "load" (the child
+    could not load the library), "run" or "child" (the child crashed or timed out).
 
     With ``trace=True``: ``trace`` holds the allocation trace of one more run, built and
     run in a child of its own (:class:`~benchkill.execution.trace.TraceEvent`: sequence
@@ -122,12 +128,15 @@ def measure_vm(
 ) -> VMResult:
     """Build ``mod`` for LLVM with the kill variant ``kill``, run ``func``, measure it.
 
-    Invalid options raise BenchkillError; build and run failures are returned.
+    Invalid options raise BenchkillError; build and run failures are returned.  Building
+    and exporting need a C compiler (``cc``, which ``export_library`` links with).
 
     Parameters
     ----------
     mod : tvm.IRModule
-        A high-level Relax module.
+        A high-level Relax module: anything ``relax.build`` accepts, tensor constants
+        included.  It is lowered and built here; a child process loads the exported
+        library and runs it.
     inputs : sequence
         One per parameter of ``func``: numpy arrays, and Python scalars for PrimType
         parameters (such as an If condition).
@@ -148,27 +157,33 @@ def measure_vm(
     timeout : float
         Seconds before the child is killed (recorded as an error).
     trace : bool
-        Also trace the allocations of one run, in a fresh child and build of its own
-        (:mod:`benchkill.execution.trace`), after the measurement succeeded.
+        Also trace the allocations of one run, in a fresh child of its own that loads the
+        same library (:mod:`benchkill.execution.trace`), after the measurement
+        succeeded; the events are attributed to the lowered module here.
     export : path, optional
-        Export the executable as a shared library (``export_library``: needs a C
-        compiler) and measure that library, loaded as ``tvm.runtime.load_module`` loads
-        it; it is put there when the measurement succeeded.  An existing file is never
-        replaced: it is an error before anything is built, and a file that appears at
-        that path during the measurement makes the result an error (stage "export").
+        Also put the measured executable there (the shared library the child loaded:
+        ``tvm.runtime.load_module`` loads it) when the measurement succeeded.  An
+        existing file is never replaced: it is an error before anything is built, and a
+        file that appears at that path during the measurement makes the result an error
+        (stage "export").
     """
     _check_options(exec_mode, kill, memory_cfg)
     request = _request(mod, inputs, exec_mode, memory_cfg, repeat, peak_repeat, func, timeline)
-    request.update(kill=kill, rekill=bool(rekill), export=export is not None)
+    request.update(kill=kill, rekill=bool(rekill))
     if export is not None and os.path.lexists(export):
         raise BenchkillError(f"measure_vm: {os.fspath(export)} exists; it is never replaced")
     with work_dir("benchkill-vm-") as work:
-        _write_inputs(mod, inputs, work)
+        built = build_library(mod, kill, exec_mode, work / EXPORTED, rekill=rekill)
+        if not built.ok:
+            return _result(_failed(built), str, work, request, export, {})
+        _write_inputs(inputs, work)
         outcome = run_task("benchkill.execution.vm_task:vm_task", request, work, timeout)
         result = outcome.result
+        if result is not None:
+            result["build_seconds"] = built.seconds
         traced: dict[str, Any] = {}
         if trace and result is not None and result.get("error") is None:
-            traced = _trace(request, work, timeout)
+            traced = _trace(request, work, timeout, built.lowered)
         return _result(result, outcome.failure, work, request, export, traced)
 
 
@@ -193,10 +208,10 @@ def measure_vm_variants(
     one :class:`VMResult` per variant, in order.  No trace.
 
     The same measurement as one child per variant, without the interpreter and TVM
-    started again for each (about 1.2 s a child here).  Every variant is built before
-    any runs; each peak run is still on a fresh VM with an emptied pool and trimmed
-    heap, as each of a child's peak runs is.  Measured on the asv suite's 8 quick
-    (workload, exec mode) pairs, twice: every peak within 20 KiB of the one measured in
+    started again for each (about 1.2 s a child here).  Every variant is built here and
+    loaded in the child before any runs; each peak run is still on a fresh VM with an
+    emptied pool and trimmed heap, as each of a child's peak runs is.  Measured on the
+    asv suite's 8 quick (workload, exec mode) pairs, twice: every peak within 20 KiB of the one measured in
     a child of its own, well within the method's resolution (:mod:`.peak`); the first
     variant run read up to 20 KiB higher than the others on the 1.3 MiB conv net.
     But a variant's build time then includes no first-build costs that an earlier
@@ -212,21 +227,32 @@ def measure_vm_variants(
         if export is not None and os.path.lexists(export):
             raise BenchkillError(f"measure_vm: {os.fspath(export)} exists; it is never replaced")
     request = _request(mod, inputs, exec_mode, memory_cfg, repeat, peak_repeat, func, timeline)
-    request.update(
-        rekill=bool(rekill),
-        variants=[
-            {"kill": k, "export": e is not None} for k, e in zip(kills, exports, strict=True)
-        ],
-    )
     task = "benchkill.execution.vm_task:variants_task"
     with work_dir("benchkill-vm-") as work:
-        _write_inputs(mod, inputs, work)
-        outcome = run_task(task, request, work, timeout * max(1, len(kills)))
-        crashed = outcome.stage or ""  # "variant K" when it crashed in variant K
+        built: list[Built] = []
+        for i, kill in enumerate(kills):
+            (work / f"v{i}").mkdir()
+            path = work / f"v{i}" / EXPORTED
+            built.append(build_library(mod, kill, exec_mode, path, rekill=rekill))
+        request.update(
+            rekill=bool(rekill),
+            variants=[{"kill": k, "built": b.ok} for k, b in zip(kills, built, strict=True)],
+        )
+        _write_inputs(inputs, work)
+        outcome = None
+        if any(b.ok for b in built):
+            outcome = run_task(task, request, work, timeout * max(1, len(kills)))
+        crashed = (outcome.stage if outcome is not None else None) or ""  # "variant K"
         results = []
         for i, (variant, export) in enumerate(zip(request["variants"], exports, strict=True)):
             sub = work / f"v{i}"
+            if not built[i].ok:
+                failed = _failed(built[i])
+                results.append(_result(failed, str, sub, {**request, **variant}, export, {}))
+                continue
             result, stage = read_result(sub)
+            if result is not None:
+                result["build_seconds"] = built[i].seconds
 
             def failure(i: int = i, stage: str = stage or "start") -> str:
                 what = outcome.describe() or (outcome.result or {}).get("error")
@@ -237,6 +263,11 @@ def measure_vm_variants(
 
             results.append(_result(result, failure, sub, {**request, **variant}, export, {}))
         return results
+
+
+def _failed(built: Built) -> dict[str, Any]:
+    """The result of a variant whose build or export failed."""
+    return {"error": built.error, "stage": built.stage}
 
 
 def _request(
@@ -264,9 +295,8 @@ def _request(
     }
 
 
-def _write_inputs(mod: Any, inputs: Sequence[Any], work: Path) -> None:
-    """The child's input files: ``module.py`` and ``inputs.npz``."""
-    (work / "module.py").write_text(module_text(mod))
+def _write_inputs(inputs: Sequence[Any], work: Path) -> None:
+    """The child's input file ``inputs.npz`` (the executable is already there)."""
     np.savez(work / "inputs.npz", **_input_specs(inputs)[1])
 
 
@@ -310,16 +340,29 @@ def _result(
     )
 
 
-def _trace(request: dict[str, Any], work: Any, timeout: float) -> dict[str, Any]:
-    """Run the trace child (task ``trace_task``) on the files of ``work``; the
-    ``trace``, ``trace_summary`` or ``trace_error`` fields of the VMResult."""
-    outcome = run_task("benchkill.execution.vm_task:trace_task", request, work, timeout)
+def _trace(request: dict[str, Any], work: Any, timeout: float, lowered: Any) -> dict[str, Any]:
+    """Run the trace child (task ``trace_task``) on the library of ``work``; the
+    ``trace``, ``trace_summary`` or ``trace_error`` fields of the VMResult, the events
+    attributed to ``lowered`` (the module the library was built from) here."""
+    from tvm import relax
+
+    names = sorted(
+        gv.name_hint for gv, f in lowered.functions_items() if isinstance(f, relax.Function)
+    )
+    task = "benchkill.execution.vm_task:trace_task"
+    outcome = run_task(task, {**request, "relax_functions": names}, work, timeout)
     result = outcome.result
     if result is None:
         return {"trace_error": outcome.failure()}
     if result.get("error"):
         return {"trace_error": f"{result['error']} (during {result.get('stage')})"}
-    return {
-        "trace": tuple(TraceEvent(*e) for e in result["events"]),
-        "trace_summary": TraceSummary.from_dict(result["summary"]),
-    }
+    events, summary = summarize_trace(
+        lowered,
+        result["events"],
+        request["func"],
+        request["exec_mode"],
+        request["memory_cfg"],
+        traced_run_peak=result["traced_run_peak_bytes"],
+        truncated=result["truncated"],
+    )
+    return {"trace": tuple(TraceEvent(*e) for e in events), "trace_summary": summary}

@@ -1,11 +1,13 @@
-"""The child's side of a VM measurement: build, run, time and measure one module.
+"""The child's side of a VM measurement: load, run, time and measure one executable.
 
-Task ``"vm"`` of :mod:`benchkill.execution.child`.  The work directory holds ``module.py``
-(the module as TVMScript, see :func:`benchkill.relax.text.module_text`) and ``inputs.npz``;
-the task writes ``outputs.npz`` and returns the timings, peaks and timeline, or the error
-of a failed build or run with its stage.  :mod:`benchkill.execution.vm_measure` is the
-parent's side; :mod:`benchkill.execution.peak` says how the peak is measured.  Task
-:func:`variants_task` measures several kill variants of one module in one process.
+Task ``"vm"`` of :mod:`benchkill.execution.child`.  The work directory holds
+``executable.so`` (the executable the parent built and exported,
+:mod:`benchkill.execution.vm_build`) and ``inputs.npz``; the task loads the library, writes
+``outputs.npz`` and returns the timings, peaks and timeline, or the error of a failed run
+with its stage.  :mod:`benchkill.execution.vm_measure` is the parent's side;
+:mod:`benchkill.execution.peak` says how the peak is measured.  Task :func:`variants_task`
+measures several kill variants of one module in one process; :func:`trace_task` records
+the allocation trace of one run (the parent attributes it to the lowered module it holds).
 """
 
 from __future__ import annotations
@@ -22,45 +24,17 @@ import numpy as np
 from benchkill.execution.child import error_text, set_stage, write_result
 from benchkill.execution.peak import VMEvent, peak_of, resident_bytes
 
-#: The file of the work directory ``measure_vm(..., export=...)`` exports the executable to.
+#: The file of the work directory the parent exports the executable to.
 EXPORTED = "executable.so"
 #: Keep at most this many timeline events (a long program would flood the results).
 MAX_EVENTS = 20000
 
 
-def _lower(request: dict[str, Any], work: Path) -> tuple[Any, Any]:
-    """The module of ``module.py`` lowered as ``relax.build`` lowers it (its Relax
-    pipeline under the target), and the target: what the VM codegen compiles."""
+def _load(work: Path) -> Any:
+    """The executable the parent exported into ``work``."""
     import tvm
-    from tvm import relax
 
-    from benchkill.execution.pipeline import build_pipeline, kill_pass
-
-    mod = tvm.script.from_source((work / "module.py").read_text())
-    kill = request["kill"]
-    target = tvm.target.Target("llvm")
-    if request["rekill"]:
-        # The upstream #20200 scenario: TVM's default pipeline, then the kill pass again
-        # on its output, then a build that lowers nothing more ("zero").
-        lowered = relax.get_default_pipeline(target)(mod)
-        step = kill_pass(kill)
-        if step is not None:
-            lowered = step(lowered)
-        pipeline = relax.get_pipeline("zero")
-    else:
-        lowered, pipeline = mod, build_pipeline(kill=kill)
-    with target:
-        return pipeline(lowered), target
-
-
-def _build(request: dict[str, Any], work: Path) -> tuple[Any, float, Any]:
-    """Lower and build; the executable, the seconds it took, the lowered module."""
-    from tvm import relax
-
-    t0 = time.perf_counter()
-    lowered, target = _lower(request, work)
-    ex = relax.build(lowered, target=target, relax_pipeline=None, exec_mode=request["exec_mode"])
-    return ex, time.perf_counter() - t0, lowered
+    return tvm.runtime.load_module(str(work / EXPORTED))
 
 
 def _inputs(request: dict[str, Any], work: Path) -> list[Any]:
@@ -116,25 +90,17 @@ def _malloc_trim() -> None:
 
 def vm_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
     """The child's side of :func:`benchkill.measure_vm` (task ``"vm"``)."""
-    ex, result = _executable(request, work)
+    ex, result = _executable(work)
     return result if ex is None else _run(request, work, ex, result)
 
 
-def _executable(request: dict[str, Any], work: Path) -> tuple[Any, dict[str, Any]]:
-    """The built executable and the result so far; (None, the error) if the build failed."""
-    import tvm
-
-    set_stage(work, "build")
+def _executable(work: Path) -> tuple[Any, dict[str, Any]]:
+    """The loaded executable and the result so far; (None, the error) if it did not load."""
+    set_stage(work, "load")
     try:
-        ex, seconds, _ = _build(request, work)
-        if request.get("export"):
-            # run what is exported: the library, loaded (LLVM compiles the module once,
-            # for the export, and not once more for an in-memory run)
-            ex.export_library(str(work / EXPORTED))
-            ex = tvm.runtime.load_module(str(work / EXPORTED))
-    except Exception as exc:  # noqa: BLE001 - a failed build is a result
-        return None, {"error": error_text(exc), "stage": "build"}
-    return ex, {"build_seconds": seconds}
+        return _load(work), {}
+    except Exception as exc:  # noqa: BLE001 - a failed load is a result
+        return None, {"error": error_text(exc), "stage": "load"}
 
 
 def _run(request: dict[str, Any], work: Path, ex: Any, result: dict[str, Any]) -> dict[str, Any]:
@@ -207,23 +173,27 @@ def _run(request: dict[str, Any], work: Path, ex: Any, result: dict[str, Any]) -
 def variants_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
     """The child's side of :func:`benchkill.execution.vm_measure.measure_vm_variants`:
     :func:`vm_task` of each of ``request["variants"]`` (options that replace the
-    request's, such as ``kill``), in this one process.  Variant ``i`` works in the
-    subdirectory ``v<i>`` (the module and inputs linked into it).  Every variant is
-    built (and kept) before any runs, so that each variant's runs find the process as
-    the others' do (all code built and loaded), whatever its place in the list.  Each
-    result is written as soon as its runs end: a crash loses only the variants that
-    have none yet."""
+    request's, such as ``kill``) the parent built, in this one process.  Variant ``i``
+    works in the subdirectory ``v<i>`` (its executable there, the inputs linked into it);
+    a variant whose build failed (``"built": false``) is the parent's to report.  Every
+    executable is loaded (and kept) before any runs, so that each variant's runs find the
+    process as the others' do (all code loaded), whatever its place in the list.  Each
+    result is written as soon as its runs end: a crash loses only the variants that have
+    none yet."""
     variants = [
         ({**request, **variant}, work / f"v{i}") for i, variant in enumerate(request["variants"])
     ]
-    built = []
+    loaded = []
     for i, (options, sub) in enumerate(variants):
-        sub.mkdir()
-        for name in ("module.py", "inputs.npz"):
-            os.link(work / name, sub / name)
+        if not options.get("built", True):
+            loaded.append((None, None))
+            continue
+        os.link(work / "inputs.npz", sub / "inputs.npz")
         set_stage(work, f"variant {i}")
-        built.append(_executable(options, sub))
-    for i, ((options, sub), (ex, result)) in enumerate(zip(variants, built, strict=True)):
+        loaded.append(_executable(sub))
+    for i, ((options, sub), (ex, result)) in enumerate(zip(variants, loaded, strict=True)):
+        if result is None:
+            continue
         set_stage(work, f"variant {i}")
         if ex is not None:
             result = _run(options, sub, ex, result)
@@ -232,30 +202,28 @@ def variants_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
 
 
 def trace_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
-    """The child's side of ``measure_vm(..., trace=True)``: one traced run.
+    """The child's side of ``measure_vm(..., trace=True)``: one traced run, its raw events.
 
-    The tracer (:mod:`benchkill.execution.trace`) is installed before the module is
-    built and the VM created (compiled code caches each builtin's handle at its first
-    call, so the override must come first: this is a build of its own, in a child of its
-    own, never the one timed).  After a warm-up run that is not recorded, the traced
-    run is on a fresh VM with an empty pool, like the peak runs, and its own VmHWM peak
-    is measured too; then the output and the VM are
-    released, still recording.  The events are attributed to the lowered module
-    (:mod:`benchkill.execution.attribution`) and replayed through the allocator models.
+    The tracer (:mod:`benchkill.execution.trace`) is installed before the library is
+    loaded and the VM created (compiled code caches each builtin's handle at its first
+    call, so the override must come first: a library loaded in this fresh process has
+    called nothing yet).  After a warm-up run that is not recorded, the traced run is on
+    a fresh VM with an empty pool, like the peak runs, and its own VmHWM peak is measured
+    too; then the output and the VM are released, still recording.  The parent attributes
+    the events to the lowered module it holds and replays them
+    (:func:`benchkill.execution.vm_measure.summarize_trace`).
     """
     import tvm
     from tvm import relax
 
     from benchkill.execution import trace as tracer
-    from benchkill.execution.attribution import attribute
-    from benchkill.execution.replay import replay
 
     tracer.install()
-    set_stage(work, "build")
+    set_stage(work, "load")
     try:
-        ex, _, lowered = _build(request, work)
-    except Exception as exc:  # noqa: BLE001 - a failed build is a result
-        return {"error": error_text(exc), "stage": "build"}
+        ex = _load(work)
+    except Exception as exc:  # noqa: BLE001 - a failed load is a result
+        return {"error": error_text(exc), "stage": "load"}
     set_stage(work, "run")
     func, exec_mode = request["func"], request["exec_mode"]
     args = _inputs(request, work)
@@ -268,10 +236,7 @@ def trace_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
         _clear_pool()
         vm = relax.VirtualMachine(ex, tvm.cpu(), memory_cfg=request["memory_cfg"])
         if exec_mode == "bytecode":
-            names = {
-                gv.name_hint for gv, f in lowered.functions_items() if isinstance(f, relax.Function)
-            }
-            vm.set_instrument(tracer.instrument(names))
+            vm.set_instrument(tracer.instrument(set(request["relax_functions"])))
         call = partial(vm[func], *args)
         tracer.start()
         out, peak = peak_of(call)
@@ -286,29 +251,4 @@ def trace_task(request: dict[str, Any], work: Path) -> dict[str, Any]:
         tracer.stop()
         return {"error": error_text(exc), "stage": "run"}
     events, truncated = tracer.stop()
-    set_stage(work, "attribute")
-    replayed = replay(events)
-    found = attribute(lowered, events, func, exec_mode, replayed.live_peak_seq)
-    error = found.error
-    if truncated:
-        error = f"the trace stopped at {tracer.MAX_EVENTS} events"
-    pooled = request["memory_cfg"] == "pooled"
-    return {
-        "events": [tracer.public_event(e) for e in events],
-        "summary": {
-            "live_peak_bytes": replayed.live_peak,
-            "pooled_peak_bytes": replayed.pooled_peak,
-            "naive_peak_bytes": replayed.naive_peak,
-            "predicted_peak_bytes": replayed.pooled_peak if pooled else replayed.naive_peak,
-            "rss_peak_bytes": replayed.rss_peak,
-            "traced_run_peak_bytes": peak,
-            "allocated_bytes": replayed.allocated,
-            "peak_seq": replayed.live_peak_seq,
-            "attributed": found.matched,
-            "program_events": found.program_events,
-            "attribution_error": error,
-            "at_peak": [h.as_dict() for h in found.at_peak],
-            "waste": [w.as_dict() for w in found.waste],
-            "live_curve": [list(p) for p in replayed.curve],
-        },
-    }
+    return {"events": events, "truncated": truncated, "traced_run_peak_bytes": peak}

@@ -1,5 +1,5 @@
 """The VM workloads: structure, inputs, determinism, argument checks, the registry, and
-that each survives the TVMScript round trip that carries it to the measurement child."""
+that each survives a TVMScript round trip (for the commands that read module files)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import tvm
 from tvm import relax
 
 from benchkill.errors import BenchkillError
-from benchkill.execution.vm_measure import module_text
 from benchkill.inputs import workloads
+from benchkill.relax.text import module_text
 
 MiB = 1 << 20
 

@@ -207,16 +207,16 @@ def measure_vm_variants(
     :func:`~benchkill.execution.vm_task.variants_task`, ``timeout`` seconds per variant);
     one :class:`VMResult` per variant, in order.  No trace.
 
-    The same measurement as one child per variant, without the interpreter and TVM
-    started again for each (about 1.2 s a child here).  Every variant is built here and
-    loaded in the child before any runs; each peak run is still on a fresh VM with an
-    emptied pool and trimmed heap, as each of a child's peak runs is.  Measured on the
-    asv suite's 8 quick (workload, exec mode) pairs, twice: every peak within 20 KiB of the one measured in
-    a child of its own, well within the method's resolution (:mod:`.peak`); the first
-    variant run read up to 20 KiB higher than the others on the 1.3 MiB conv net.
-    But a variant's build time then includes no first-build costs that an earlier
-    variant paid: for build times, use :func:`measure_vm`.  A crash of the child fails
-    the variants without a result (stage "child"; the error says where it was).
+    The same measurement as one child per variant, without the interpreter and TVM started again
+    for each (about 1.2 s a child here).  Every variant is built here and loaded in the child
+    before any runs; each peak run is still on a fresh VM with an emptied pool and trimmed heap,
+    as each of a child's peak runs is.  Measured on the asv suite's 8 quick (workload, exec
+    mode) pairs, twice: every peak within 20 KiB of the one measured in a child of its own, well
+    within the method's resolution (:mod:`.peak`); the first variant run read up to 20 KiB
+    higher than the others on the 1.3 MiB conv net. But a variant's build time then includes no
+    first-build costs that an earlier variant paid: for build times, use :func:`measure_vm`.  A
+    crash of the child fails the variants without a result (stage "child"; the error says where
+    it was).
     """
     exports = [None] * len(kills) if exports is None else list(exports)
     if len(exports) != len(kills):

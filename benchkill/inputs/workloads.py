@@ -22,6 +22,9 @@ dimensions values, and whether it is the upstream re-kill scenario.
   opposite memory shape of a transformer.
 - :func:`upstream_rekill`: the module of apache/tvm#20200, to be compiled by TVM's
   default pipeline and killed again (``measure_vm(..., rekill=True)``).
+- :data:`REAL_MODELS`: torchvision CNNs and transformers from PyTorch with random weights
+  (:mod:`benchkill.inputs.real_models`, :func:`real_model`), each static, dynamic with an
+  upper bound or dynamic without one; they need torch and torchvision.
 
 :data:`WORKLOADS` names them, with the parameters of a full run and of a quick one; the
 "vm" suite and the asv suite both pick their workloads there (:func:`make_workload`).
@@ -43,7 +46,12 @@ MiB = 1 << 20
 
 @dataclass(frozen=True, eq=False)
 class Workload:
-    """A module to measure, the inputs of ``func`` and what the static estimate needs."""
+    """A module to measure, the inputs of ``func`` and what the static estimate needs.
+
+    ``expected`` are the outputs the run must give (flattened depth-first), computed by
+    the framework the model came from, ``reference`` names it ("PyTorch eager",
+    "onnxruntime"); empty for the modules benchkill writes, whose kill variants are
+    compared with each other."""
 
     name: str
     mod: Any
@@ -52,6 +60,8 @@ class Workload:
     input_shapes: Mapping[str, Sequence[int]] = field(default_factory=dict)
     rekill: bool = False
     description: str = ""
+    expected: tuple[Any, ...] = ()
+    reference: str = ""
 
 
 def _length(mib: Any) -> int:
@@ -251,15 +261,38 @@ def upstream_rekill() -> Workload:
 
 @dataclass(frozen=True)
 class WorkloadFactory:
-    """A named workload: its builder and the builder's parameters in a full and a quick run."""
+    """A named workload: its builder and the builder's parameters in a full and a quick
+    run; ``needs`` the optional packages it imports (the real models need torch)."""
 
     build: Callable[..., Workload]
     params: Mapping[str, Any]
     quick: Mapping[str, Any]
+    needs: tuple[str, ...] = ()
 
     def parameters(self, quick: bool = False) -> dict[str, Any]:
         """The builder's keyword arguments of a full run, or of a quick one."""
         return dict(self.quick if quick else self.params)
+
+    def available(self) -> bool:
+        """Whether the packages it needs are installed."""
+        import importlib.util
+
+        return all(importlib.util.find_spec(name) is not None for name in self.needs)
+
+
+#: The real models (:mod:`benchkill.inputs.real_models`: PyTorch, random weights), in the
+#: registry under their names, dynamic with no bound unless ``shape`` says otherwise.
+REAL_MODELS = ("resnet18", "squeezenet1_0", "mobilenet_v3_small", "encoder", "decoder")
+
+
+def real_model(name: str, shape: str = "unbounded", sizes: str = "quick") -> Workload:
+    """The real model ``name`` in the shape mode ``shape`` ("static", "bounded",
+    "unbounded") at the ``sizes`` of a "quick" or a "full" run (cached per process)."""
+    from benchkill.inputs.real_models import real_workload
+
+    if sizes not in ("quick", "full"):
+        raise BenchkillError(f"sizes must be 'quick' or 'full', not {sizes!r}")
+    return real_workload(name, shape, sizes == "quick")
 
 
 #: workload name -> its factory, in the order the suites list them
@@ -285,6 +318,15 @@ WORKLOADS: dict[str, WorkloadFactory] = {
         {"batch": 2, "size": 64, "channels": 8, "stages": 2},
     ),
     "upstream_rekill": WorkloadFactory(upstream_rekill, {}, {}),
+    **{
+        name: WorkloadFactory(
+            partial(real_model, name),
+            {"shape": "unbounded", "sizes": "full"},
+            {"shape": "unbounded", "sizes": "quick"},
+            needs=("torch", "torchvision"),
+        )
+        for name in REAL_MODELS
+    },
 }
 
 

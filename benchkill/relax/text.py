@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import os
 import re
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,10 @@ from benchkill.errors import BenchkillError, one_line
 
 if TYPE_CHECKING:
     import tvm
+
+#: A module file larger than this is refused unread.  The largest module benchkill's
+#: inputs print (the 48-layer ``model`` decoder, lowered) is about 6 MB of TVMScript.
+MAX_MODULE_BYTES = 256 << 20
 
 _IMPORT_LINE = re.compile(
     r"^(from tvm\.script import (ir as I|relax as R|tirx as T)|import tvm)\s*$", re.M
@@ -32,6 +37,7 @@ def read_module(path: str | Path) -> tvm.IRModule:
     from tvm import relax
 
     path = Path(path)
+    check_regular_file(path, MAX_MODULE_BYTES, "a TVMScript module")
     try:
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
@@ -47,6 +53,28 @@ def read_module(path: str | Path) -> tvm.IRModule:
     if not isinstance(parsed, tvm.IRModule):
         raise BenchkillError(f"{path} holds a {type(parsed).__name__}, not an IRModule")
     return parsed
+
+
+def check_regular_file(path: str | Path, max_bytes: int, what: str) -> int:
+    """The size of ``path``; BenchkillError unless it is a regular file of at most
+    ``max_bytes`` (``what`` says what it should hold).  Checked before anything is read,
+    as the results reader does: ``/dev/zero`` would be read until memory runs out, and a
+    FIFO would block the reader forever."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise BenchkillError(f"cannot read {path}: no such file") from None
+    except OSError as exc:
+        raise BenchkillError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise BenchkillError(f"{path} is a directory, not {what}")
+    if not stat.S_ISREG(info.st_mode):
+        raise BenchkillError(f"{path} is not a regular file, not {what}")
+    if info.st_size > max_bytes:
+        raise BenchkillError(
+            f"{path}: {info.st_size:,} bytes, larger than {max_bytes:,} for {what}"
+        )
+    return info.st_size
 
 
 def _parse(text: str) -> tuple[Any, str | None]:

@@ -36,7 +36,9 @@ Who holds the peak, for figures to label it (lists are compact: the largest
   sample over the median measured peak), ``events``, ``attributed`` of
   ``program_events`` (recorded calls paired with the IR) and ``attribution_error``.
 
-A variant whose outputs differ from the reference is FAILED; the pre-fix
+A variant whose outputs differ from the reference is FAILED, and so is one whose outputs
+differ from the framework's own when the workload is a real model (PyTorch's eager outputs,
+within :mod:`benchkill.execution.outputs`' tolerance); the pre-fix
 ``kill="legacy"`` build of the re-kill scenario in compiled mode is EXPECTED_FAILURE.
 The ``calibration`` case measures a known numpy allocation (the method's check).
 """
@@ -53,6 +55,7 @@ import tvm_ffi
 from benchkill.analysis.holders import compact_holders
 from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK, CaseSpec, Record
 from benchkill.errors import BenchkillError
+from benchkill.execution.outputs import compare_outputs
 from benchkill.files import link_or_copy_new
 from benchkill.inputs import workloads
 from benchkill.vocabulary import COMPARED_KILLS, EXEC_MODES, NO_KILLS, kill_arg
@@ -103,9 +106,19 @@ def cases(quick: bool) -> list[CaseSpec]:
             _spec("upstream_rekill", "compiled", quick=True),
         ]
     specs = [CaseSpec(NAME, "calibration", {"mib": m}) for m in (64, 256)]
+    real = set(workloads.REAL_MODELS)
     for m in modes:
-        specs += [_spec(name, m) for name in workloads.WORKLOADS]
+        specs += [_spec(name, m) for name in workloads.WORKLOADS if name not in real]
     specs.append(_spec("chain", "bytecode", "naive"))
+    # the real models (when torch is installed), dynamic with no bound in both exec modes;
+    # static and bounded in bytecode mode (their study: docs/notes/real-models.md)
+    for name in workloads.REAL_MODELS:
+        if not workloads.WORKLOADS[name].available():
+            continue
+        specs += [_spec(name, m) for m in modes]
+        for shape in ("static", "bounded"):
+            spec = _spec(name, "bytecode")
+            specs.append(CaseSpec(NAME, f"{name}-{shape}", {**spec.params, "shape": shape}))
     return specs
 
 
@@ -209,6 +222,10 @@ def measure_workload(
         if index == 0:
             reference = result.outputs
         status, error = _compare(result.outputs, reference, kills[0])
+        if status == OK and workload.expected:
+            # a model from a framework: its own outputs are the reference of every variant
+            error = compare_outputs(result.outputs, workload.expected, reference=workload.reference)
+            status = OK if error is None else FAILED
         estimate = None
         if killed[index] is not None:  # as estimate_memory(workload.mod, ..., kill=kill) lowers it
             estimate = estimate_lowered(

@@ -31,7 +31,7 @@ which gives the live set at the trace's peak and the waste of each variable.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from benchkill.analysis.bindings import has_kills
@@ -46,6 +46,7 @@ from benchkill.analysis.holders import (
     holders_at,
     waste_of,
 )
+from benchkill.execution.explain import peak_parts, storage_classes
 from benchkill.execution.replay import replay
 from benchkill.execution.trace import MAX_EVENTS, TraceSummary, public_event
 from benchkill.execution.walker import PROGRAM_KINDS, AttributionError, Walker
@@ -69,6 +70,8 @@ class Attribution:
     error: str | None
     at_peak: tuple[Holder, ...] = ()
     waste: tuple[Waste, ...] = ()
+    lives: list[Any] = field(default_factory=list)
+    life_of: dict[int, int] = field(default_factory=dict)
 
 
 def _how(free: dict[str, Any], actions: list[dict[str, Any]]) -> tuple[tuple, int | None]:
@@ -139,7 +142,9 @@ def attribute(
             if life is not None:
                 walker.lives[life].released(how, event["seq"], event["how_clock"])
         prev = event if kind.startswith("free_") else None
-    result = Attribution(walker.pos, len(walker.program), error)
+    result = Attribution(
+        walker.pos, len(walker.program), error, lives=walker.lives, life_of=walker.life_of
+    )
     if error is None:
         explain = Explainer(
             lambda name: walker.index(name) if name in walker.indexes else None, has_kills(mod)
@@ -154,6 +159,7 @@ def attribute(
 
 def summarize_trace(
     lowered: Any,
+    kill_input: Any,
     events: list[dict[str, Any]],
     func: str,
     exec_mode: str,
@@ -165,7 +171,9 @@ def summarize_trace(
     """The raw ``events`` of a traced run (:func:`benchkill.execution.trace.stop`)
     replayed (:func:`~benchkill.execution.replay.replay`) and attributed to ``lowered``,
     the module the run's executable was built from (in the caller's process, which holds
-    it): the public events (:class:`~benchkill.execution.trace.TraceEvent` fields) and the
+    it; ``kill_input`` the module its kill step received, which tells the planner's
+    storages, see :mod:`.explain`): the public events
+    (:class:`~benchkill.execution.trace.TraceEvent` fields) and the
     :class:`~benchkill.execution.trace.TraceSummary`.  ``traced_run_peak`` is the VmHWM
     peak of the traced run; ``truncated`` whether the recorder stopped at its limit."""
     replayed = replay(events)
@@ -173,6 +181,10 @@ def summarize_trace(
     error = found.error
     if truncated:
         error = f"the trace stopped at {MAX_EVENTS} events"
+    parts = None
+    if error is None:
+        classes = storage_classes(kill_input, lowered)
+        parts = peak_parts(events, found.lives, found.life_of, classes, memory_cfg)
     pooled = memory_cfg == "pooled"
     summary = TraceSummary(
         live_peak_bytes=replayed.live_peak,
@@ -189,5 +201,6 @@ def summarize_trace(
         at_peak=found.at_peak,
         waste=found.waste,
         live_curve=replayed.curve,
+        peak_parts=parts,
     )
     return [public_event(e) for e in events], summary

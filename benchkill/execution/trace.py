@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from benchkill.analysis.holders import Holder, Waste, waste_by_function
+from benchkill.execution.explain import PeakParts
 
 #: The builtins the tracer overrides.
 NAMES = (
@@ -108,7 +109,9 @@ class TraceSummary:
     paired with the IR (``attribution_error`` says why not all).  ``at_peak`` is the
     live set at the live peak (event ``peak_seq``), ``waste`` the bytes each variable
     held after its last use (:mod:`benchkill.analysis.holders`); ``live_curve`` the live
-    bytes after each allocation or release of a buffer, as (event, bytes).
+    bytes after each allocation or release of a buffer, as (event, bytes); ``peak_parts``
+    what the allocator's peak is made of (:mod:`benchkill.execution.explain`; None after an
+    attribution error).
     """
 
     live_peak_bytes: int
@@ -125,6 +128,7 @@ class TraceSummary:
     at_peak: tuple[Holder, ...] = ()
     waste: tuple[Waste, ...] = ()
     live_curve: tuple[tuple[int, int], ...] = ()
+    peak_parts: PeakParts | None = None
 
     @property
     def waste_by_function(self) -> dict[str, int]:
@@ -139,6 +143,9 @@ class TraceSummary:
                 "at_peak": tuple(Holder.from_dict(h) for h in data.get("at_peak", ())),
                 "waste": tuple(Waste.from_dict(w) for w in data.get("waste", ())),
                 "live_curve": tuple(tuple(p) for p in data.get("live_curve", ())),
+                "peak_parts": (
+                    PeakParts.from_dict(data["peak_parts"]) if data.get("peak_parts") else None
+                ),
             }
         )
 

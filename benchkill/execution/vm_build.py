@@ -30,39 +30,44 @@ from benchkill.execution.child import error_text
 class Built:
     """What :func:`build_library` made: ``lowered`` is the module ``relax.build`` compiled
     (None if lowering failed), ``seconds`` the time of lowering and building (not the
-    export); ``error`` and ``stage`` ("build" or "export") say why there is no library."""
+    export); ``error`` and ``stage`` ("build" or "export") say why there is no library;
+    ``kill_input`` the module the kill step received (None in the re-kill scenario)."""
 
     lowered: Any = None
     seconds: float | None = None
     error: str | None = None
     stage: str | None = None
+    kill_input: Any = None
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
 
-def lower(mod: Any, kill: str | None, rekill: bool = False) -> tuple[Any, Any]:
-    """``mod`` lowered as ``relax.build`` lowers it with the kill step ``kill`` (its Relax
-    pipeline under the target), and the target: what the VM codegen compiles."""
+def lower(mod: Any, kill: str | None, rekill: bool = False) -> tuple[Any, Any, Any]:
+    """``mod`` lowered as ``relax.build`` lowers it with the kill step ``kill`` (the stages
+    of :func:`benchkill.build_pipeline` under the target), the module the kill step
+    received (None with ``rekill``), and the target: what the VM codegen compiles."""
     import tvm
     from tvm import relax
 
-    from benchkill.execution.pipeline import build_pipeline, kill_pass
+    from benchkill.execution.pipeline import kill_pass
+    from benchkill.relax.lowering import after_kill, before_kill
 
     target = tvm.target.Target("llvm")
+    step = kill_pass(kill)
     if rekill:
         # The upstream #20200 scenario: TVM's default pipeline, then the kill pass again
         # on its output, then a build that lowers nothing more ("zero").
         lowered = relax.get_default_pipeline(target)(mod)
-        step = kill_pass(kill)
         if step is not None:
             lowered = step(lowered)
-        pipeline = relax.get_pipeline("zero")
-    else:
-        lowered, pipeline = mod, build_pipeline(kill=kill)
+        with target:
+            return relax.get_pipeline("zero")(lowered), None, target
     with target:
-        return pipeline(lowered), target
+        kill_input = tvm.transform.Sequential(before_kill())(mod)
+        killed = kill_input if step is None else step(kill_input)
+        return tvm.transform.Sequential(after_kill())(killed), kill_input, target
 
 
 def build_library(
@@ -74,7 +79,7 @@ def build_library(
 
     t0 = time.perf_counter()
     try:
-        lowered, target = lower(mod, kill, rekill)
+        lowered, kill_input, target = lower(mod, kill, rekill)
         ex = relax.build(lowered, target=target, relax_pipeline=None, exec_mode=exec_mode)
     except Exception as exc:  # noqa: BLE001 - a failed build is a result
         return Built(error=error_text(exc), stage="build")
@@ -83,5 +88,5 @@ def build_library(
         ex.export_library(str(path))
     except Exception as exc:  # noqa: BLE001 - e.g. no C compiler: a result too
         what = "exporting the executable as a shared library (it links with a C compiler)"
-        return Built(lowered, seconds, f"{what}: {error_text(exc)}", "export")
-    return Built(lowered, seconds)
+        return Built(lowered, seconds, f"{what}: {error_text(exc)}", "export", kill_input)
+    return Built(lowered, seconds, kill_input=kill_input)

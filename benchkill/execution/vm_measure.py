@@ -183,7 +183,7 @@ def measure_vm(
             result["build_seconds"] = built.seconds
         traced: dict[str, Any] = {}
         if trace and result is not None and result.get("error") is None:
-            traced = _trace(request, work, timeout, built.lowered)
+            traced = _trace(request, work, timeout, built)
         return _result(result, outcome.failure, work, request, export, traced)
 
 
@@ -340,12 +340,13 @@ def _result(
     )
 
 
-def _trace(request: dict[str, Any], work: Any, timeout: float, lowered: Any) -> dict[str, Any]:
+def _trace(request: dict[str, Any], work: Any, timeout: float, built: Built) -> dict[str, Any]:
     """Run the trace child (task ``trace_task``) on the library of ``work``; the
     ``trace``, ``trace_summary`` or ``trace_error`` fields of the VMResult, the events
-    attributed to ``lowered`` (the module the library was built from) here."""
+    attributed here to ``built.lowered`` (the module the library was built from)."""
     from tvm import relax
 
+    lowered = built.lowered
     names = sorted(
         gv.name_hint for gv, f in lowered.functions_items() if isinstance(f, relax.Function)
     )
@@ -358,6 +359,7 @@ def _trace(request: dict[str, Any], work: Any, timeout: float, lowered: Any) -> 
         return {"trace_error": f"{result['error']} (during {result.get('stage')})"}
     events, summary = summarize_trace(
         lowered,
+        built.kill_input,
         result["events"],
         request["func"],
         request["exec_mode"],

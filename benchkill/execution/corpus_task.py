@@ -42,7 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from benchkill.errors import one_line
+from benchkill.errors import BenchkillError, one_line
 from benchkill.execution import corpus
 from benchkill.execution.child import (
     error_text,
@@ -51,6 +51,7 @@ from benchkill.execution.child import (
     set_stage,
     work_dir,
 )
+from benchkill.relax.text import MAX_MODULE_BYTES, check_regular_file
 from benchkill.vocabulary import EQUIVALENCE_STAGES
 
 STAGES = EQUIVALENCE_STAGES
@@ -75,7 +76,12 @@ def python_files(paths: list[Path]) -> list[Path]:
 
 
 def candidates_of(path: Path) -> tuple[list[corpus.Candidate], str | None]:
-    """The candidates of one file, or the reason it cannot be read."""
+    """The candidates of one file, or the reason it cannot be read (not a regular file,
+    or larger than a module file may be: :func:`benchkill.relax.text.check_regular_file`)."""
+    try:
+        check_regular_file(path, MAX_MODULE_BYTES, "a Python file")
+    except BenchkillError as exc:
+        return [], str(exc)
     try:
         tree = ast.parse(path.read_bytes(), filename=str(path))
     except (OSError, SyntaxError, ValueError) as exc:

@@ -131,5 +131,7 @@ def test_the_entry_point_is_called_with_no_arguments(package):
 
 
 def test_a_missing_framework_says_what_to_install():
-    with pytest.raises(BenchkillError, match=r"needs no_such_framework_xyz.*pip install -e '\.\[models\]'"):
+    with pytest.raises(
+        BenchkillError, match=r"needs no_such_framework_xyz.*pip install -e '\.\[models\]'"
+    ):
         require("no_such_framework_xyz", "a model")

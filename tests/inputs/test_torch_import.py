@@ -99,7 +99,8 @@ def test_failures_are_one_line(module, inputs, dynamic, message):
 
 def test_the_entry_point_protocol(tmp_path, monkeypatch):
     name = f"user_torch_{uuid.uuid4().hex[:8]}"
-    (tmp_path / f"{name}.py").write_text(textwrap.dedent("""
+    (tmp_path / f"{name}.py").write_text(
+        textwrap.dedent("""
         import torch
 
         def model():
@@ -108,7 +109,8 @@ def test_the_entry_point_protocol(tmp_path, monkeypatch):
 
         def wrong():
             return torch.ones(2)
-    """))
+    """)
+    )
     monkeypatch.chdir(tmp_path)
     w = from_torch(f"{name}:model", dynamic="input:0")
     assert len(_symbols(w.mod)) == 1 and w.inputs[0].shape == (2, 4)

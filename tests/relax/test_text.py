@@ -37,8 +37,12 @@ def test_what_is_not_a_regular_file_is_refused_unread(tmp_path, kind):
     }[kind]
     if kind == "fifo":
         os.mkfifo(path)  # nobody writes: reading it would block forever
-    message = {"fifo": "not a regular file", "dev_zero": "not a regular file",
-               "directory": "is a directory", "missing": "cannot read .*no such file"}[kind]  # fmt: skip
+    message = {
+        "fifo": "not a regular file",
+        "dev_zero": "not a regular file",
+        "directory": "is a directory",
+        "missing": "cannot read .*no such file",
+    }[kind]
     with pytest.raises(BenchkillError, match=message) as info:
         read_module(path)
     assert "\n" not in str(info.value)

@@ -130,13 +130,17 @@ def build_model(name: str, quick: bool = True) -> tuple[Any, tuple[Any, ...], st
     return module, (ids,), "ids:1"
 
 
-@cache
 def real_workload(name: str, shape: str = "unbounded", quick: bool = True) -> Workload:
     """The workload of the real model ``name`` in the shape mode ``shape``: the
     high-level module, its inputs and PyTorch's outputs (cached per process)."""
+    _check(name, shape)
+    return _workload(name, shape, bool(quick))
+
+
+@cache
+def _workload(name: str, shape: str, quick: bool) -> Workload:
     from benchkill.inputs.torch_import import export_torch
 
-    _check(name, shape)
     module, inputs, dim = build_model(name, quick)
     bound = sizes(name, quick)["bound"]
     dynamic = {"static": [], "bounded": [f"{dim}<={bound}"], "unbounded": [dim]}[shape]
@@ -148,10 +152,15 @@ def real_workload(name: str, shape: str = "unbounded", quick: bool = True) -> Wo
     )  # fmt: skip
 
 
-@cache
 def kill_input(name: str, shape: str = "unbounded", quick: bool = True) -> Any:
     """The module of :func:`real_workload` lowered by TVM's default pipeline up to just
     before KillAfterLastUse: what the kill step receives inside ``relax.build`` (cached)."""
+    _check(name, shape)
+    return _kill_input(name, shape, bool(quick))
+
+
+@cache
+def _kill_input(name: str, shape: str, quick: bool) -> Any:
     from benchkill.relax.lowering import lower_to_kill_input
 
     return lower_to_kill_input(real_workload(name, shape, quick).mod)
@@ -160,5 +169,5 @@ def kill_input(name: str, shape: str = "unbounded", quick: bool = True) -> Any:
 def clear_cache() -> None:
     """Free the cached workloads and kill inputs (a module kept alive can slow a pass
     benchmark run in the same process: :mod:`benchkill.inputs.models`)."""
-    real_workload.cache_clear()
-    kill_input.cache_clear()
+    _workload.cache_clear()
+    _kill_input.cache_clear()

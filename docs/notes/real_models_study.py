@@ -1,0 +1,67 @@
+"""The study of docs/notes/real-models.md: peak memory of the registry's real models.
+
+Usage: ``python docs/notes/real_models_study.py OUT.jsonl [MODEL ...]`` (run from the
+checkout; every figure of the note comes from the lines it appends to OUT.jsonl, one per
+measurement).  It will become ``benchkill memory --torch ...`` once the command line has its
+real-model front doors.
+
+For each model x shape mode x allocator x exec mode, the four kill variants are measured in
+one child (:func:`benchkill.execution.vm_measure.measure_vm_variants`: median of 3 peak runs),
+their outputs checked against PyTorch's; then, in bytecode mode, each allocator's peak of
+the no-kill and the TVM-kill builds is explained from a traced run
+(:func:`benchkill.execution.explain.explain_peak`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from benchkill.execution.explain import explain_peak
+from benchkill.execution.outputs import compare_outputs, max_difference
+from benchkill.execution.vm_measure import measure_vm_variants
+from benchkill.inputs.real_models import MODELS, SHAPES, clear_cache, real_workload
+
+KILLS = (None, "tvm", "benchkill", "beyond")
+
+
+def main(out: str, models: list[str]) -> None:
+    with open(out, "a") as sink:
+
+        def emit(**row):
+            sink.write(json.dumps(row) + "\n")
+            sink.flush()
+
+        for name in models:
+            for shape in SHAPES:
+                w = real_workload(name, shape)
+                for cfg in ("pooled", "naive"):
+                    for mode in ("bytecode", "compiled"):
+                        t0 = time.perf_counter()
+                        results = measure_vm_variants(
+                            w.mod, w.inputs, KILLS, exec_mode=mode, memory_cfg=cfg,
+                            repeat=0, peak_repeat=3, timeline=False,
+                        )  # fmt: skip
+                        for kill, r in zip(KILLS, results, strict=True):
+                            check = max_diff = None
+                            if r.ok:
+                                check = compare_outputs(r.outputs, w.expected)
+                                max_diff = max_difference(r.outputs, w.expected)
+                            emit(kind="peak", model=name, shape=shape, memory_cfg=cfg,
+                                 exec_mode=mode, kill=kill, ok=r.ok, error=r.error,
+                                 peak_bytes=r.peak_bytes, peaks=list(r.peaks),
+                                 build_seconds=r.build_seconds, output_check=check,
+                                 max_difference=max_diff, workload=w.name,
+                                 seconds=time.perf_counter() - t0)  # fmt: skip
+                for cfg in ("pooled", "naive"):
+                    for kill in (None, "tvm"):
+                        e = explain_peak(w.mod, w.inputs, kill=kill, memory_cfg=cfg, peak_repeat=1)
+                        emit(kind="explain", model=name, shape=shape, memory_cfg=cfg,
+                             exec_mode="bytecode", kill=kill, text=e.text(),
+                             parts=e.parts.as_dict(), measured=e.measured_peak_bytes)  # fmt: skip
+            clear_cache()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:] or list(MODELS))

@@ -5,10 +5,13 @@ checkout; every figure of the note comes from the lines it appends to OUT.jsonl,
 measurement).  It will become ``benchkill memory --torch ...`` once the command line has its
 real-model front doors.
 
-For each model x shape mode x allocator x exec mode, the four kill variants are measured in
-one child (:func:`benchkill.execution.vm_measure.measure_vm_variants`: median of 3 peak runs),
-their outputs checked against PyTorch's; then, in bytecode mode, each allocator's peak of
-the no-kill and the TVM-kill builds is explained from a traced run
+The models at the registry's full sizes.  For each model x shape mode x allocator x exec
+mode, the kill variants are measured in one child
+(:func:`benchkill.execution.vm_measure.measure_vm_variants`: median of 3 peak runs), their
+outputs checked against PyTorch's; a variant whose killed module is structurally equal to
+an earlier one's (benchkill's and beyond's equal TVM's on these If-free models) is not
+built again, its row says ``same_as``.  Then, in bytecode mode, each allocator's peak of the
+no-kill and the TVM-kill builds is explained from a traced run
 (:func:`benchkill.execution.explain.explain_peak`).
 """
 
@@ -20,8 +23,9 @@ import time
 
 from benchkill.execution.explain import explain_peak
 from benchkill.execution.outputs import compare_outputs, max_difference
+from benchkill.execution.pipeline import kill_pass
 from benchkill.execution.vm_measure import measure_vm_variants
-from benchkill.inputs.real_models import MODELS, SHAPES, clear_cache, real_workload
+from benchkill.inputs.real_models import MODELS, SHAPES, clear_cache, kill_input, real_workload
 
 KILLS = (None, "tvm", "benchkill", "beyond")
 
@@ -35,15 +39,19 @@ def main(out: str, models: list[str]) -> None:
 
         for name in models:
             for shape in SHAPES:
-                w = real_workload(name, shape)
+                w = real_workload(name, shape, quick=False)
+                same = _same_programs(name, shape)
+                distinct = [k for k in KILLS if same[k] == k]
                 for cfg in ("pooled", "naive"):
                     for mode in ("bytecode", "compiled"):
                         t0 = time.perf_counter()
-                        results = measure_vm_variants(
-                            w.mod, w.inputs, KILLS, exec_mode=mode, memory_cfg=cfg,
+                        measured = measure_vm_variants(
+                            w.mod, w.inputs, distinct, exec_mode=mode, memory_cfg=cfg,
                             repeat=0, peak_repeat=3, timeline=False,
                         )  # fmt: skip
-                        for kill, r in zip(KILLS, results, strict=True):
+                        by_kill = dict(zip(distinct, measured, strict=True))
+                        for kill in KILLS:
+                            r = by_kill[same[kill]]
                             check = max_diff = None
                             if r.ok:
                                 check = compare_outputs(r.outputs, w.expected)
@@ -53,14 +61,37 @@ def main(out: str, models: list[str]) -> None:
                                  peak_bytes=r.peak_bytes, peaks=list(r.peaks),
                                  build_seconds=r.build_seconds, output_check=check,
                                  max_difference=max_diff, workload=w.name,
+                                 same_as=same[kill] if same[kill] != kill else None,
                                  seconds=time.perf_counter() - t0)  # fmt: skip
                 for cfg in ("pooled", "naive"):
                     for kill in (None, "tvm"):
-                        e = explain_peak(w.mod, w.inputs, kill=kill, memory_cfg=cfg, peak_repeat=1)
+                        e = explain_peak(w.mod, w.inputs, kill=kill, memory_cfg=cfg, peak_repeat=3)
                         emit(kind="explain", model=name, shape=shape, memory_cfg=cfg,
                              exec_mode="bytecode", kill=kill, text=e.text(),
                              parts=e.parts.as_dict(), measured=e.measured_peak_bytes)  # fmt: skip
             clear_cache()
+
+
+def _same_programs(name: str, shape: str) -> dict:
+    """Each kill variant -> the first variant whose killed module equals its own."""
+    import tvm_ffi
+
+    lowered = kill_input(name, shape, quick=False)
+    killed: dict = {}
+    same: dict = {}
+    for kill in KILLS:
+        step = kill_pass(kill)
+        module = lowered if step is None else step(lowered)
+        same[kill] = next(
+            (
+                k
+                for k, m in killed.items()
+                if tvm_ffi.structural_equal(m, module, map_free_vars=True)
+            ),
+            kill,
+        )
+        killed[kill] = module
+    return same
 
 
 if __name__ == "__main__":

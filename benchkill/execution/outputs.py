@@ -11,8 +11,9 @@ per element, with the same shapes (dtypes may differ: a framework's int64 index 
 TVM's int32).  Why these numbers: TVM's LLVM kernels and PyTorch's or onnxruntime's sum in
 other orders and fuse differently, so float32 results differ in their last bits; over the
 registry's models (:mod:`benchkill.inputs.real_models`) the largest difference measured is
-about 2e-6 of the output's largest magnitude (docs/notes/real-models.md has the figures),
-so ``ATOL_SCALE = 1e-4`` and ``RTOL = 1e-4`` leave a margin of 50x for deeper models.  A
+9.4e-7 of the output's largest magnitude (ResNet-18; docs/notes/real-models.md has the
+figures), so ``ATOL_SCALE = 1e-4`` and ``RTOL = 1e-4`` leave a margin of 100x for deeper
+models and other CPUs.  A
 kill that frees a buffer still in use gives its memory to a later allocation, which
 overwrites it with unrelated values: differences of the order of the values themselves,
 thousands of times the tolerance (or a crash, which the measurement records).

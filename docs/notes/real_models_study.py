@@ -1,8 +1,8 @@
 """The study of docs/notes/real-models.md: peak memory of the registry's real models.
 
-Usage: ``python docs/notes/real_models_study.py OUT.jsonl [MODEL ...]`` (run from the
-checkout; every figure of the note comes from the lines it appends to OUT.jsonl, one per
-measurement).  It will become ``benchkill memory --torch ...`` once the command line has its
+Usage: ``python docs/notes/real_models_study.py OUT.jsonl [--shapes S,..] [--modes M,..]
+[--explain] [MODEL ...]`` (run from the checkout; every figure of the note comes from the
+lines it appends to OUT.jsonl, one per measurement).  It will become ``benchkill memory --torch ...`` once the command line has its
 real-model front doors.
 
 The models at the registry's full sizes.  For each model x shape mode x allocator x exec
@@ -17,8 +17,8 @@ no-kill and the TVM-kill builds is explained from a traced run
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 import time
 
 from benchkill.execution.explain import explain_peak
@@ -30,7 +30,7 @@ from benchkill.inputs.real_models import MODELS, SHAPES, clear_cache, kill_input
 KILLS = (None, "tvm", "benchkill", "beyond")
 
 
-def main(out: str, models: list[str]) -> None:
+def main(out: str, models: list[str], shapes: list[str], modes: list[str], explain: bool) -> None:
     with open(out, "a") as sink:
 
         def emit(**row):
@@ -38,12 +38,12 @@ def main(out: str, models: list[str]) -> None:
             sink.flush()
 
         for name in models:
-            for shape in SHAPES:
+            for shape in shapes:
                 w = real_workload(name, shape, quick=False)
                 same = _same_programs(name, shape)
                 distinct = [k for k in KILLS if same[k] == k]
                 for cfg in ("pooled", "naive"):
-                    for mode in ("bytecode", "compiled"):
+                    for mode in modes:
                         t0 = time.perf_counter()
                         measured = measure_vm_variants(
                             w.mod, w.inputs, distinct, exec_mode=mode, memory_cfg=cfg,
@@ -63,7 +63,7 @@ def main(out: str, models: list[str]) -> None:
                                  max_difference=max_diff, workload=w.name,
                                  same_as=same[kill] if same[kill] != kill else None,
                                  seconds=time.perf_counter() - t0)  # fmt: skip
-                for cfg in ("pooled", "naive"):
+                for cfg in ("pooled", "naive") if explain else ():
                     for kill in (None, "tvm"):
                         e = explain_peak(w.mod, w.inputs, kill=kill, memory_cfg=cfg, peak_repeat=3)
                         emit(kind="explain", model=name, shape=shape, memory_cfg=cfg,
@@ -95,4 +95,11 @@ def _same_programs(name: str, shape: str) -> dict:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2:] or list(MODELS))
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("models", nargs="*", default=list(MODELS))
+    parser.add_argument("--shapes", default=",".join(SHAPES))
+    parser.add_argument("--modes", default="bytecode,compiled")
+    parser.add_argument("--explain", action="store_true")
+    a = parser.parse_args()
+    main(a.out, a.models or list(MODELS), a.shapes.split(","), a.modes.split(","), a.explain)

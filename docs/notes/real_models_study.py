@@ -2,8 +2,8 @@
 
 Usage: ``python docs/notes/real_models_study.py OUT.jsonl [--shapes S,..] [--modes M,..]
 [--explain] [MODEL ...]`` (run from the checkout; every figure of the note comes from the
-lines it appends to OUT.jsonl, one per measurement).  It will become ``benchkill memory --torch ...`` once the command line has its
-real-model front doors.
+lines it appends to OUT.jsonl, one per measurement).  It will become ``benchkill memory
+--torch ...`` once the command line has its real-model front doors.
 
 The models at the registry's full sizes.  For each model x shape mode x allocator x exec
 mode, the kill variants are measured in one child

@@ -62,12 +62,10 @@ def check_regular_file(path: str | Path, max_bytes: int, what: str) -> int:
     FIFO would block the reader forever."""
     try:
         info = os.stat(path)
-    except FileNotFoundError:
-        raise BenchkillError(f"cannot read {path}: no such file") from None
     except OSError as exc:
         raise BenchkillError(f"cannot read {path}: {exc.strerror or exc}") from None
     if stat.S_ISDIR(info.st_mode):
-        raise BenchkillError(f"{path} is a directory, not {what}")
+        raise BenchkillError(f"cannot read {path}: Is a directory, not {what}")
     if not stat.S_ISREG(info.st_mode):
         raise BenchkillError(f"{path} is not a regular file, not {what}")
     if info.st_size > max_bytes:

@@ -86,8 +86,8 @@ def test_bad_files_and_dimensions_are_one_line(model_file, tmp_path):
     os.mkfifo(tmp_path / "fifo.onnx")
     cases[tmp_path / "fifo.onnx"] = "not a regular file"
     cases["/dev/zero"] = "not a regular file"
-    cases[tmp_path] = "is a directory"
-    cases[tmp_path / "missing.onnx"] = "no such file"
+    cases[tmp_path] = "Is a directory"
+    cases[tmp_path / "missing.onnx"] = "No such file"
     for path, message in cases.items():
         with pytest.raises(BenchkillError, match=message) as info:
             read_onnx(path)

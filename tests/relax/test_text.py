@@ -40,8 +40,8 @@ def test_what_is_not_a_regular_file_is_refused_unread(tmp_path, kind):
     message = {
         "fifo": "not a regular file",
         "dev_zero": "not a regular file",
-        "directory": "is a directory",
-        "missing": "cannot read .*no such file",
+        "directory": "Is a directory",
+        "missing": "cannot read .*No such file",
     }[kind]
     with pytest.raises(BenchkillError, match=message) as info:
         read_module(path)

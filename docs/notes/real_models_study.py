@@ -101,5 +101,5 @@ if __name__ == "__main__":
     parser.add_argument("--shapes", default=",".join(SHAPES))
     parser.add_argument("--modes", default="bytecode,compiled")
     parser.add_argument("--explain", action="store_true")
-    a = parser.parse_args()
+    a = parser.parse_intermixed_args()
     main(a.out, a.models or list(MODELS), a.shapes.split(","), a.modes.split(","), a.explain)

@@ -110,15 +110,8 @@ def cases(quick: bool) -> list[CaseSpec]:
     for m in modes:
         specs += [_spec(name, m) for name in workloads.WORKLOADS if name not in real]
     specs.append(_spec("chain", "bytecode", "naive"))
-    # the real models (when torch is installed), dynamic with no bound in both exec modes;
-    # static and bounded in bytecode mode (their study: docs/notes/real-models.md)
-    for name in workloads.REAL_MODELS:
-        if not workloads.WORKLOADS[name].available():
-            continue
-        specs += [_spec(name, m) for m in modes]
-        for shape in ("static", "bounded"):
-            spec = _spec(name, "bytecode")
-            specs.append(CaseSpec(NAME, f"{name}-{shape}", {**spec.params, "shape": shape}))
+    # (the real models of workloads.REAL_MODELS join the cases with the command line's
+    # real-model round, which measures the run's new length for ``benchkill run --help``)
     return specs
 
 

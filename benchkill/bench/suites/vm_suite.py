@@ -106,12 +106,10 @@ def cases(quick: bool) -> list[CaseSpec]:
             _spec("upstream_rekill", "compiled", quick=True),
         ]
     specs = [CaseSpec(NAME, "calibration", {"mib": m}) for m in (64, 256)]
-    real = set(workloads.REAL_MODELS)
+    real = set(workloads.REAL_MODELS)  # (not yet: run --help states the run's length)
     for m in modes:
         specs += [_spec(name, m) for name in workloads.WORKLOADS if name not in real]
     specs.append(_spec("chain", "bytecode", "naive"))
-    # (the real models of workloads.REAL_MODELS join the cases with the command line's
-    # real-model round, which measures the run's new length for ``benchkill run --help``)
     return specs
 
 

@@ -36,9 +36,8 @@ Who holds the peak, for figures to label it (lists are compact: the largest
   sample over the median measured peak), ``events``, ``attributed`` of
   ``program_events`` (recorded calls paired with the IR) and ``attribution_error``.
 
-A variant whose outputs differ from the reference is FAILED, and so is one whose outputs
-differ from the framework's own when the workload is a real model (PyTorch's eager outputs,
-within :mod:`benchkill.execution.outputs`' tolerance); the pre-fix
+A variant whose outputs differ from the reference, or from a real model's framework's own
+(:mod:`benchkill.execution.outputs`), is FAILED; the pre-fix
 ``kill="legacy"`` build of the re-kill scenario in compiled mode is EXPECTED_FAILURE.
 The ``calibration`` case measures a known numpy allocation (the method's check).
 """
@@ -213,8 +212,7 @@ def measure_workload(
         if index == 0:
             reference = result.outputs
         status, error = _compare(result.outputs, reference, kills[0])
-        if status == OK and workload.expected:
-            # a model from a framework: its own outputs are the reference of every variant
+        if status == OK and workload.expected:  # a real model: its framework's outputs
             error = compare_outputs(result.outputs, workload.expected, reference=workload.reference)
             status = OK if error is None else FAILED
         estimate = None

@@ -36,8 +36,7 @@ Who holds the peak, for figures to label it (lists are compact: the largest
   sample over the median measured peak), ``events``, ``attributed`` of
   ``program_events`` (recorded calls paired with the IR) and ``attribution_error``.
 
-A variant whose outputs differ from the reference, or from a real model's framework's own
-(:mod:`benchkill.execution.outputs`), is FAILED; the pre-fix
+A variant whose outputs differ from the reference or its framework's is FAILED; the pre-fix
 ``kill="legacy"`` build of the re-kill scenario in compiled mode is EXPECTED_FAILURE.
 The ``calibration`` case measures a known numpy allocation (the method's check).
 """

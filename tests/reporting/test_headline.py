@@ -5,7 +5,6 @@ import pytest
 from benchkill.reporting.headline import memory_saved, met_counts, speedups, target_results
 from tests.conftest import MiB, make_record, vm_records
 
-
 #: Each implementation's samples relative to its least: min, median and mean all differ,
 #: and differ between implementations (speedups are of medians, targets of minima).
 SHAPE = {"benchkill": (1.1, 1.0, 2.0), "tvm": (1.5, 1.0, 1.7), "naive": (1.2, 1.0, 1.4)}

@@ -12,7 +12,7 @@ from benchkill.cli.outputs import shown
 from benchkill.reporting.formatting import code_text, comparison_table
 from benchkill.reporting.verdicts import DEFAULT_ALPHA, compare, thresholds_text
 from benchkill.reporting.warnings import comparison_warnings
-from benchkill.results.asv_import import load_any
+from benchkill.results.loading import load_any
 from benchkill.results.store import Results
 
 #: What exit code 1 means here.

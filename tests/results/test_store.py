@@ -9,7 +9,7 @@ import pytest
 from benchkill.bench.model import FAILED, CaseSpec, Record
 from benchkill.errors import BenchkillError
 from benchkill.results import store as res
-from benchkill.results.asv_import import load_any
+from benchkill.results.loading import load_any
 from benchkill.results.store import (
     SCHEMA_VERSION,
     ResultRecord,

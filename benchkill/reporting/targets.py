@@ -1,6 +1,6 @@
-"""The issues' target figures, computed from records (pure; no measurement here).
+"""The project's target figures, computed from records (pure; no measurement here).
 
-Pass suite (issue 16): benchkill / TVM time of every family at 3,000 bindings (<= 0.3)
+Pass suite: benchkill / TVM time of every family at 3,000 bindings (<= 0.3)
 and at every size from 30,000 on (<= 0.33; chain at 200,000: <= 0.15), of every size of
 the ``model`` family (<= 0.5), the naive port over benchkill (reported, no target),
 benchkill over its floor (the FFI work an exact Python pass cannot skip, where the run
@@ -14,7 +14,7 @@ do not add to it), else wall time; the samples of both implementations come from
 same interleaved rounds.
 
 VM suite, per workload, exec mode and allocator: ratios of medians of the peaks and run
-times of the kill variants (:data:`VM_FIGURES`); on the chain workloads the issue sets
+times of the kill variants (:data:`VM_FIGURES`); on the chain workloads the targets are
 :data:`VM_TARGETS` (kills keep the peak at the liveness bound and far below the build
 without kills).  Every target is printed with whether it is met.
 
@@ -53,7 +53,7 @@ VM_FIGURES: dict[str, tuple[tuple[str | None, str], tuple[str | None, str]]] = {
 }
 #: benchkill's median run time, compiled / bytecode (on the compiled row).
 COMPILED_OVER_BYTECODE = "compiled_over_bytecode"
-#: Targets of the issue: peak with kills / liveness bound at most 1.10, and peak without
+#: The VM targets: peak with kills / liveness bound at most 1.10, and peak without
 #: kills / peak with kills at least 6, on the workloads of :data:`VM_TARGET_WORKLOADS`.
 VM_TARGETS = {"peak_over_bound": ("<=", 1.10), "none_over_kills": (">=", 6.0)}
 #: The kinds of workload the VM targets are set for (a workload is named ``kind-size``).

@@ -155,3 +155,23 @@ def test_targets_help_names_the_targets_the_code_checks(capsys, monkeypatch):
     (bound_sense, bound), (kills_sense, kills) = t.VM_TARGETS.values()
     assert f"peak / bound {bound_sense} {bound:.2f}" in text
     assert f"no kills / kills {kills_sense} {kills:g}" in text
+
+
+def test_the_exit_codes_page_lists_each_commands_codes_as_its_help_does():
+    """docs/guide/exit-codes.md: one row per command, with the meanings of 1 and 3 the
+    command's module states (and "never" where it gives no verdict)."""
+    from pathlib import Path
+
+    from benchkill.cli.main import NOT_MEASURED
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "guide" / "exit-codes.md"
+    rows = {
+        line.split("|")[1].strip(" `"): [cell.strip() for cell in line.split("|")[2:4]]
+        for line in page.read_text().splitlines()
+        if line.startswith("| `")
+    }
+    assert list(rows) == list(COMMANDS)
+    for command, (bad, not_measured) in rows.items():
+        module = command_module(command)
+        assert bad == (getattr(module, "BAD_ANSWER", None) or "never (no verdict)"), command
+        assert not_measured == getattr(module, "NOT_MEASURED", NOT_MEASURED), command

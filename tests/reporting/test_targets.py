@@ -18,8 +18,8 @@ from benchkill.reporting.targets import (
     pass_targets,
     vm_targets,
 )
-from benchkill.results.store import load
-from tests.conftest import MiB, make_record, write_results
+from benchkill.results.store import load, save
+from tests.conftest import MiB, make_record, make_results, write_results
 
 BASELINE = Path(__file__).resolve().parents[2] / "results" / "baseline-2core-vm"
 REPOSITORY_RESULTS = sorted(BASELINE.glob("*.json"))
@@ -203,4 +203,23 @@ def test_targets_command_rejects_a_missing_file_and_results_without_figures(tmp_
     assert capsys.readouterr().err.startswith("benchkill: error:")
     other = write_results(tmp_path / "other.json", name="other")
     assert main(["targets", str(other)]) == 2
-    assert "no successful pass or vm records" in capsys.readouterr().err
+    assert "no pass or vm records a target figure is computed from" in capsys.readouterr().err
+
+
+def test_targets_exits_3_when_every_measurement_behind_the_figures_failed(tmp_path, capsys):
+    """Records of the figures that all failed: the measurement, not the input, is bad."""
+    failed = [_record("chain", 3_000, impl, 1.0, status=FAILED) for impl in ("benchkill", "tvm")]
+    failed += [_vm("chain-8x4MiB", "bytecode", None, "vm_peak_bytes", [], status=FAILED)]
+    path = tmp_path / "failed.json"
+    save(make_results(failed), path)
+    assert main(["targets", str(path)]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("benchkill: error: no target figure could be computed: 3 pass or vm")
+    # one succeeded figure is enough: exit 0
+    ok = [
+        *failed[2:],
+        _record("chain", 3_000, "benchkill", 1.0),
+        _record("chain", 3_000, "tvm", 4.0),
+    ]
+    save(make_results(ok), tmp_path / "some.json")
+    assert main(["targets", str(tmp_path / "some.json")]) == 0

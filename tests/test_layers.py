@@ -151,3 +151,63 @@ def test_the_rule_checker_sees_a_wrong_import(tmp_path):
     assert _may_import("benchkill.reporting.plot", "benchkill.bench.model")
     assert _may_import("benchkill.cli.main", "benchkill.reporting.plot")
     assert not _may_import("benchkill.relax.ops", "benchkill.cli.main")
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """benchkill module -> the benchkill modules it imports (function-level imports too).
+
+    A module's own parent packages are left out: Python runs them before the module in
+    any case (``from benchkill.passes import plan`` inside ``benchkill.passes.x``)."""
+    modules = {_dotted(path): path for path in _modules()}
+    return {
+        name: {
+            target
+            for _, target in _imports(path)
+            if target in modules and target != name and not name.startswith(target + ".")
+        }
+        for name, path in modules.items()
+    }
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circle():
+    """No two modules import each other, directly or through others (lazy imports count)."""
+    circles = _circles(_import_graph())
+    assert not circles, "import circles:\n" + "\n".join(" <-> ".join(c) for c in circles)
+
+
+def test_the_circle_finder_sees_a_circle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _circles(graph) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []

@@ -29,7 +29,7 @@ import numpy as np
 from benchkill.errors import BenchkillError, one_line
 from benchkill.inputs.dynamic import DynamicDim, check_inputs, parse_all
 from benchkill.inputs.entry_points import require
-from benchkill.inputs.workloads import Workload
+from benchkill.inputs.workload_spec import Workload
 from benchkill.relax.text import check_regular_file
 
 #: An ONNX file larger than this is refused unread (protobuf's own limit is 2 GiB).

@@ -42,7 +42,7 @@ def shown_options(name: str) -> list[argparse.Action]:
 
 def test_top_level_help_says_what_benchkill_is_for_and_where_to_start(capsys, monkeypatch):
     text = help_text(capsys, monkeypatch)
-    assert text.splitlines()[0] == "usage: benchkill [-h] [--version] COMMAND ..."
+    assert text.splitlines()[0] == "usage: benchkill [-h] [--version] [-v] COMMAND ..."
     assert "benchkill measures TVM Relax's KillAfterLastUse pass" in text
     assert "start with:\n  benchkill run --quick" in text
     codes = text.split("exit codes (every command):\n", 1)[1]

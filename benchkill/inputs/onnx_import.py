@@ -94,10 +94,10 @@ def from_onnx_file(
         axis.dim_param = dim.name
     args = _arguments(graph_inputs, shapes, dtypes, inputs, path)
     try:
-        session = ort.InferenceSession(
+        runtime = ort.InferenceSession(
             model.SerializeToString(), providers=["CPUExecutionProvider"]
         )
-        expected = session.run(None, dict(zip(shapes, args, strict=True)))
+        expected = runtime.run(None, dict(zip(shapes, args, strict=True)))
     except Exception as exc:  # noqa: BLE001 - onnxruntime's errors are many kinds
         raise BenchkillError(f"{path}: onnxruntime cannot run it: {one_line(exc)}") from None
     mod = _import(model, path)

@@ -44,6 +44,7 @@ from typing import Any
 
 from benchkill.bench.model import EXPECTED_FAILURE, FAILED, FLOOR, OK, canonical_unit, label
 from benchkill.errors import BenchkillError
+from benchkill.reporting.policy import NO_POLICY, Policy  # its classify calls ours
 from benchkill.results.store import ResultRecord, Results
 from benchkill.stats import Summary, is_noisy, mann_whitney_u
 
@@ -54,8 +55,11 @@ NOISY = "noisy"
 INSUFFICIENT = "insufficient samples"
 FAILED_VERDICT = "failed"
 MISSING = "missing"
+#: A regression the project's policy accepts (:mod:`benchkill.reporting.policy`).
+ACKNOWLEDGED = "acknowledged"
 #: Verdicts, in the order a table lists them (most urgent first).
-VERDICTS = (REGRESSION, FAILED_VERDICT, IMPROVEMENT, INSUFFICIENT, NOISY, NO_CHANGE, MISSING)
+VERDICTS = (REGRESSION, FAILED_VERDICT, ACKNOWLEDGED, IMPROVEMENT, INSUFFICIENT, NOISY)
+VERDICTS += (NO_CHANGE, MISSING)
 
 DEFAULT_FACTOR = 1.10
 DEFAULT_ALPHA = 0.002
@@ -200,10 +204,10 @@ def _identical(record: ResultRecord) -> bool:
 
 
 def classify(
-    base: ResultRecord, new: ResultRecord, factor: float | None, alpha: float
+    base: ResultRecord, new: ResultRecord, factor: float | None, alpha: float, bytes_tol=None
 ) -> Comparison:
-    """The verdict for one measurement present in both runs (``factor`` None: the
-    default of the metric's kind, see the module docstring)."""
+    """The verdict for one measurement present in both runs (``factor`` None: the default
+    of the metric's kind, see the module docstring; ``bytes_tol``: bytes' own tolerance)."""
     better = better_direction(new.metric, new.unit, new.extra)
 
     def result(verdict, ratio=None, p=None, notes=()):
@@ -243,7 +247,7 @@ def classify(
     notes = []
     if kind == BYTES:
         relative = BYTES_RELATIVE if factor is None else factor - 1
-        tolerance = max(relative * abs(b), BYTES_FLOOR)
+        tolerance = max(relative * abs(b), BYTES_FLOOR) if bytes_tol is None else bytes_tol
         worse = (n - b > tolerance) if lower else (b - n > tolerance)
         improved = (b - n > tolerance) if lower else (n - b > tolerance)
         notes.append(f"tolerance {tolerance / 1024:.0f} KiB")
@@ -325,9 +329,11 @@ def compare(
     factor: float | None = None,
     alpha: float = DEFAULT_ALPHA,
     only: re.Pattern[str] | None = None,
+    policy: Policy = NO_POLICY,
 ) -> CompareReport:
     """Match records by (suite, name, params, metric) and classify each pair
-    (``factor`` None: each metric kind's default).
+    (``factor`` None: each metric kind's default); ``policy`` sets a case's own
+    thresholds and turns the regressions it acknowledges into :data:`ACKNOWLEDGED`.
 
     A FAILED "case" record (the runner's record of a case that raised) explains the
     records of that case missing from the other run.
@@ -354,7 +360,7 @@ def compare(
     if not common and not crashed_in(b, new) and not crashed_in(n, base):
         where = f" matching --only {only.pattern!r}" if only is not None else ""
         raise BenchkillError(f"the two results have no case in common{where}")
-    comparisons = [classify(b[k], n[k], factor, alpha) for k in common]
+    comparisons = [policy.classify(b[k], n[k], factor, alpha, new) for k in common]
     comparisons += [_missing(b[k], "base", new) for k in b if k not in n]
     comparisons += [_missing(n[k], "new", base) for k in n if k not in b]
     comparisons = _with_floor_notes(comparisons, base, new)

@@ -54,12 +54,26 @@ def _dotted(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
-    """(line, absolute module) of every import in ``path``, function-level ones included."""
+def _type_only(tree: ast.AST) -> set[int]:
+    """ids of the nodes under ``if TYPE_CHECKING:`` (never run)."""
+    guarded = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            guarded |= {id(n) for child in node.body for n in ast.walk(child)}
+    return guarded
+
+
+def _imports(path: Path, run_only: bool = False) -> list[tuple[int, str]]:
+    """(line, absolute module) of every import in ``path``, function-level ones included
+    (``run_only``: not those under ``if TYPE_CHECKING:``)."""
     me = _dotted(path)
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    skipped = _type_only(tree) if run_only else set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -154,7 +168,8 @@ def test_the_rule_checker_sees_a_wrong_import(tmp_path):
 
 
 def _import_graph() -> dict[str, set[str]]:
-    """benchkill module -> the benchkill modules it imports (function-level imports too).
+    """benchkill module -> the benchkill modules it imports when it runs (function-level
+    imports too; not the type-checking ones).
 
     A module's own parent packages are left out: Python runs them before the module in
     any case (``from benchkill.passes import plan`` inside ``benchkill.passes.x``)."""
@@ -162,7 +177,7 @@ def _import_graph() -> dict[str, set[str]]:
     return {
         name: {
             target
-            for _, target in _imports(path)
+            for _, target in _imports(path, run_only=True)
             if target in modules and target != name and not name.startswith(target + ".")
         }
         for name, path in modules.items()

@@ -3,6 +3,7 @@
 import pytest
 
 from benchkill.reporting.formatting import comparison_table
+from benchkill.reporting.run_comparison import compare
 from benchkill.reporting.verdicts import (
     BYTES,
     BYTES_FLOOR,
@@ -12,7 +13,6 @@ from benchkill.reporting.verdicts import (
     REGRESSION,
     TIME,
     classify,
-    compare,
     metric_kind,
     thresholds_text,
 )

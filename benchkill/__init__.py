@@ -30,6 +30,10 @@ _EXPORTS = {
     "MemoryEstimate": "benchkill.analysis.liveness",
     "verify_kills": "benchkill.analysis.verifier",
     "Violation": "benchkill.analysis.kill_rules",
+    "load_model": "benchkill.inputs.sources",
+    "Workload": "benchkill.inputs.workloads",
+    "explain_peak": "benchkill.execution.explain",
+    "PeakExplanation": "benchkill.execution.explain",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

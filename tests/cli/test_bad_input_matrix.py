@@ -330,7 +330,7 @@ MATRIX = [
     ("profile: N huge", ["profile", "--generate", "chain", "100000000000"], "at most 10,000,000"),
     ("profile: repeats 0", ["profile", "--generate", "chain", "5", "--repeats", "0"], "least 1"),
     ("profile: seed negative", ["profile", "--generate", "chain", "5", "--seed", "-2"], "least 0"),
-    ("profile: no module", ["profile"], "one of the arguments FILE --generate is required"),
+    ("profile: no module", ["profile"], "one of the arguments FILE --generate --model"),
     ("profile: family without N", ["profile", "--generate", "chain"], "at least one N"),
     ("profile: a family for FILE", ["profile", "chain"], "give FAMILY and at least one N"),
     (
@@ -371,7 +371,11 @@ MATRIX = [
     ("fuzz: buildable negative", ["fuzz", "--buildable", "-1"], "at least 0"),
     ("fuzz: buildable text", ["fuzz", "--buildable", "x"], "expected an integer"),
     # --- memory ------------------------------------------------------------------------
-    ("memory: no input", ["memory"], "one of the arguments FILE --workload is required"),
+    (
+        "memory: no input",
+        ["memory"],
+        "one of the arguments FILE --workload --model --torch --onnx is required",
+    ),
     ("memory: missing", ["memory", "missing.py"], "No such file"),
     ("memory: empty", ["memory", "empty.py"], "is empty"),
     ("memory: directory", ["memory", "dir.json"], "Is a directory"),

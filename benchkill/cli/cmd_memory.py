@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from benchkill.errors import BenchkillError, MeasurementError
+from benchkill.errors import BenchkillError, MeasurementError, one_line
 from benchkill.vocabulary import COMPARED_KILLS, KILLS, kill_arg
 
 MiB = float(1 << 20)
@@ -222,6 +222,11 @@ def run(args: argparse.Namespace) -> int:
         cells = {
             lab: _measure(workload, mode, k, args) for lab, k in zip(labels, kills, strict=True)
         }
+        results = [c["result"] for c in cells.values()]
+        if all(r.stage == "build" for r in results):  # the module, not a kill step
+            raise BenchkillError(
+                f"TVM's build rejects {workload.name} ({mode}): {one_line(results[0].error)}"
+            )
         print(f"\n{mode}\n" + _table(_summary_rows(cells, labels)))
         for lab in labels:
             r = cells[lab]["result"]

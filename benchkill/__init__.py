@@ -26,6 +26,7 @@ _EXPORTS = {
     "FAMILIES": "benchkill.inputs.families",
     "measure_vm": "benchkill.execution.vm_measure",
     "VMResult": "benchkill.execution.vm_measure",
+    "VMOptions": "benchkill.execution.vm_options",
     "estimate_memory": "benchkill.execution.estimate",
     "MemoryEstimate": "benchkill.analysis.liveness",
     "verify_kills": "benchkill.analysis.verifier",

@@ -98,20 +98,19 @@ def _subject(args: argparse.Namespace) -> Any:
 
 def _measure(workload: Any, mode: str, kill: str | None, args: argparse.Namespace) -> dict:
     from benchkill.execution.estimate import estimate_memory
-    from benchkill.execution.vm_measure import measure_vm
+    from benchkill.execution.vm_measure import VMOptions, measure_vm
 
-    result = measure_vm(
-        workload.mod,
-        list(workload.inputs),
-        exec_mode=mode,
-        kill=kill,
-        memory_cfg=args.memory_cfg,
-        repeat=0,
-        peak_repeat=args.repeats,
-        func=workload.func,
+    options = VMOptions(
+        mode,
+        args.memory_cfg,
+        0,
+        args.repeats,
+        workload.func,
         timeline=False,
         rekill=workload.rekill,
-        trace=not args.no_trace,
+    )
+    result = measure_vm(
+        workload.mod, list(workload.inputs), options, kill=kill, trace=not args.no_trace
     )
     estimate = None
     if result.ok and not workload.rekill:

@@ -263,12 +263,10 @@ def explain_peak(
     """Measure ``mod`` on ``inputs`` with a traced run (:func:`benchkill.measure_vm`) and
     explain its peak; BenchkillError if the measurement or its trace failed."""
     from benchkill.errors import BenchkillError
-    from benchkill.execution.vm_measure import measure_vm
+    from benchkill.execution.vm_measure import VMOptions, measure_vm
 
-    r = measure_vm(
-        mod, inputs, kill=kill, exec_mode=exec_mode, memory_cfg=memory_cfg, func=func,
-        repeat=0, peak_repeat=peak_repeat, timeline=False, trace=True,
-    )  # fmt: skip
+    options = VMOptions(exec_mode, memory_cfg, 0, peak_repeat, func, timeline=False)
+    r = measure_vm(mod, inputs, options, kill=kill, trace=True)
     if not r.ok:
         raise BenchkillError(f"explain_peak: the measurement failed ({r.stage}): {r.error}")
     summary = r.trace_summary

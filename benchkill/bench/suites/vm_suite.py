@@ -149,7 +149,7 @@ def measure_workload(
     times are not each variant's own), with no trace."""
     from benchkill.analysis.liveness import estimate_lowered
     from benchkill.execution.pipeline import kill_pass, lower_to_kill_input
-    from benchkill.execution.vm_measure import measure_vm, measure_vm_variants
+    from benchkill.execution.vm_measure import VMOptions, measure_vm, measure_vm_variants
 
     if one_child and trace:
         raise BenchkillError("measure_workload: one_child measures no trace")
@@ -184,13 +184,12 @@ def measure_workload(
     own_kills = [kills[i] for i in own]
     exports = [None if export_dir is None else library_path(export_dir, bases[i]) for i in own]
     args = (workload.mod, list(workload.inputs))
-    options = {"exec_mode": exec_mode, "memory_cfg": memory_cfg, "repeat": repeat}
-    options.update(func=workload.func, rekill=workload.rekill)
+    options = VMOptions(exec_mode, memory_cfg, repeat, func=workload.func, rekill=workload.rekill)
     if one_child:
-        results = measure_vm_variants(*args, own_kills, exports=exports, **options)
+        results = measure_vm_variants(*args, own_kills, options, exports=exports)
     else:
         results = [
-            measure_vm(*args, kill=k, trace=trace, export=e, **options)
+            measure_vm(*args, options, kill=k, trace=trace, export=e)
             for k, e in zip(own_kills, exports, strict=True)
         ]
     measured = dict(zip(own, results, strict=True))

@@ -195,6 +195,22 @@ def _holders(cell: dict, top: int) -> tuple[str, list[list[str]]]:
     return head, rows
 
 
+def _print_explanations(cells: dict[str, dict], labels: list[str], mode: str, cfg: str) -> None:
+    """Which case each variant's peak is in (:func:`benchkill.explain_peak`'s parts, from
+    its trace): planned storage, what kills can free, the pool's freed buffers."""
+    from benchkill.execution.explain import PeakExplanation
+
+    lines = []
+    for lab in labels:
+        r = cells[lab]["result"]
+        parts = r.trace_summary.peak_parts if r.ok and r.trace_summary else None
+        if parts is not None:
+            explained = PeakExplanation(kill_arg(lab), mode, cfg, int(r.peak_bytes), parts)
+            lines.append(f"  kill={lab}: {explained.text()}\n    {parts.advice()}")
+    if lines:
+        print(f"\nwhy the peak, {mode} (parts of the trace's replayed peak)\n" + "\n".join(lines))
+
+
 def _waste_rows(cells: dict[str, dict], labels: list[str]) -> list[list[str]]:
     per: dict[str, dict[str, int]] = {}
     for k in labels:
@@ -246,6 +262,7 @@ def run(args: argparse.Namespace) -> int:
             if cells[lab]["result"].ok:
                 head, rows = _holders(cells[lab], args.top)
                 print(f"\nat the peak, kill={lab}, {mode}: {head}\n" + _table(rows, left=0))
+        _print_explanations(cells, labels, mode, args.memory_cfg)
         waste = _waste_rows(cells, labels)
         print(f"\nwaste per function (MiB x bindings held after last use), {mode}")
         print(_table(waste) if len(waste) > 1 else "  none")

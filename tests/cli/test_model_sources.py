@@ -155,3 +155,16 @@ def test_equivalence_takes_paths_or_a_model_not_both(package, capsys):
     assert "give PATHs or one of --model" in capsys.readouterr().err
     assert main(["equivalence", "x.py", "--model", f"{package}:relax_model"]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+def test_memory_explains_which_case_a_model_is_in(package, capsys):
+    """The trace splits each variant's peak: storage sized by an unbounded batch, which
+    kills free under the naive allocator."""
+    require("torch")
+    spec = ["--torch", f"{package}:torch_model", "--dynamic", "input:0"]
+    argv = ["memory", *spec, "--kill", "none", "tvm", "--memory-cfg", "naive"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    why = out.split("why the peak, bytecode", 1)[1]
+    assert "kill=none: peak" in why and "kill=tvm: peak" in why
+    assert why.count("case: ") == 2 and "planned" in why and "pooled free" in why

@@ -283,8 +283,35 @@ def explain_peak(
     func: str = "main",
     peak_repeat: int = 3,
 ) -> PeakExplanation:
-    """Measure ``mod`` on ``inputs`` with a traced run (:func:`benchkill.measure_vm`) and
-    explain its peak; BenchkillError if the measurement or its trace failed."""
+    """Measure ``mod`` on ``inputs`` with a traced run and explain its peak.
+
+    Parameters
+    ----------
+    mod : tvm.IRModule
+        A high-level Relax module (what :func:`benchkill.measure_vm` takes).
+    inputs : sequence
+        The arguments of ``func``.
+    kill : {"tvm", "benchkill", "beyond", "legacy", None}
+        The kill variant built.
+    exec_mode, memory_cfg : str
+        As in :class:`benchkill.VMOptions`.
+    func : str
+        The function to run.
+    peak_repeat : int
+        Runs measured for the peak (their median is ``measured_peak_bytes``).
+
+    Returns
+    -------
+    PeakExplanation
+        The measured peak and the parts of the traced run's replayed peak: planned
+        storage, storage sized by unbounded dimensions (what kills free), run-time
+        allocations, shape heaps and the pooled allocator's freed buffers.
+
+    Raises
+    ------
+    benchkill.BenchkillError
+        The measurement or its trace failed.
+    """
     from benchkill.errors import BenchkillError
     from benchkill.execution.vm_measure import VMOptions, measure_vm
 

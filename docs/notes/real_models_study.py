@@ -2,7 +2,8 @@
 
 Usage: ``python docs/notes/real_models_study.py OUT.jsonl [--shapes S,..] [--modes M,..]
 [--explain] [--quick] [MODEL ...]`` (run from the checkout; every figure of the note comes
-from the lines it appends to OUT.jsonl, one per measurement).  One model's row is also
+from the lines it appends to OUT.jsonl, one per measurement; ``--table`` prints the
+note's tables from them).  One model's row is also
 ``benchkill memory --torch ENTRY --dynamic x:0 --memory-cfg naive``.
 
 The models at the registry's full sizes (``--quick``: its quick sizes). For each model x
@@ -72,6 +73,53 @@ def main(
             clear_cache()
 
 
+def table(path: str) -> str:
+    """The note's tables (markdown) from the lines of ``path``: the peaks, MiB, per model,
+    shape, allocator and exec mode, and the explanations of the traced runs."""
+    rows: dict = {}
+    explained = []
+    with open(path) as lines:
+        for line in lines:
+            r = json.loads(line)
+            if r["kind"] == "peak":
+                key = (r["model"], r["shape"], r["memory_cfg"], r["exec_mode"])
+                rows.setdefault(key, {})[r["kill"]] = r
+            else:
+                explained.append(r)
+    mib = float(1 << 20)
+    out = [
+        "| model | shape | allocator | exec mode | no kills | TVM | benchkill | beyond | saved |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for key, by_kill in rows.items():
+        cells = []
+        for kill in KILLS:
+            r = by_kill.get(kill)
+            ok = r is not None and r["ok"] and r["output_check"] is None
+            cells.append(f"{r['peak_bytes'] / mib:.2f}" if ok else "fails")
+        none, tvm = by_kill.get(None), by_kill.get("tvm")
+        saved = "-"
+        if none and tvm and none["ok"] and tvm["ok"]:
+            saved = f"{(none['peak_bytes'] - tvm['peak_bytes']) / none['peak_bytes']:.0%}"
+        out.append(f"| {' | '.join(key)} | {' | '.join(cells)} | {saved} |")
+    out += [
+        "",
+        "| model | shape | allocator | kills | measured | replayed | planned | symbolic | "
+        "unplanned | pool's free | held after last use | case |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for e in explained:
+        p = e["parts"]
+        figures = [e["measured"], p["peak_bytes"], p["planned_bytes"], p["symbolic_bytes"]]
+        figures += [p["unplanned_bytes"], p["pooled_free_bytes"], p["dead_bytes"]]
+        kill = "none" if e["kill"] is None else e["kill"]
+        cells = " | ".join(f"{f / mib:.2f}" for f in figures)
+        out.append(
+            f"| {e['model']} | {e['shape']} | {e['memory_cfg']} | {kill} | {cells} | {p['case']} |"
+        )
+    return "\n".join(out)
+
+
 def _same_programs(name: str, shape: str, quick: bool) -> dict:
     """Each kill variant -> the first variant whose killed module equals its own."""
     import tvm_ffi
@@ -102,6 +150,10 @@ if __name__ == "__main__":
     parser.add_argument("--modes", default="bytecode,compiled")
     parser.add_argument("--explain", action="store_true")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--table", action="store_true", help="print the tables of OUT.jsonl")
     a = parser.parse_intermixed_args()
+    if a.table:
+        print(table(a.out))
+        raise SystemExit(0)
     models, shapes, modes = a.models or list(MODELS), a.shapes.split(","), a.modes.split(",")
     main(a.out, models, shapes, modes, a.explain, a.quick)

@@ -32,8 +32,8 @@ _EXPORTS = {
     "verify_kills": "benchkill.analysis.verifier",
     "Violation": "benchkill.analysis.kill_rules",
     "load_model": "benchkill.inputs.sources",
-    "Workload": "benchkill.inputs.workloads",
-    "explain_peak": "benchkill.execution.explain",
+    "Workload": "benchkill.inputs.workload_spec",
+    "explain_peak": "benchkill.execution.measured_peak",
     "PeakExplanation": "benchkill.execution.explain",
 }
 

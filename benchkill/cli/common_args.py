@@ -127,12 +127,12 @@ def add_models(p: argparse.ArgumentParser, group: Any, instead: str = "FILE") ->
         default=[],
         metavar="DIM",
         help="--torch/--onnx: dynamic dimensions by input name and axis, with an optional "
-        "upper bound: x:0, x:0<=16, x:0=batch<=16 (default: none, static shapes)",
+        "upper bound: x:0, x:0<=16, x:0=batch<=16; without it, shapes are static (default: none)",
     )
 
 
 def model_of(args: argparse.Namespace) -> Any:
-    """The :class:`~benchkill.inputs.workloads.Workload` of the front door the command
+    """The :class:`~benchkill.inputs.workload_spec.Workload` of the front door the command
     line gave (:func:`add_models`), or None if it gave none."""
     from benchkill.inputs.sources import MODEL_SOURCES, load_model
 
@@ -274,3 +274,25 @@ def add_alpha(p: argparse.ArgumentParser, default: float) -> argparse.Action:
         metavar="A",
         help="significance level of compare's Mann-Whitney U test",
     )
+
+
+# --- the project's policy (thresholds per case, acknowledged regressions) ----------
+
+
+def add_policy(p: argparse.ArgumentParser) -> argparse.Action:
+    """``--policy FILE``: the pyproject.toml whose ``[tool.benchkill]`` is the policy."""
+    return p.add_argument(
+        "--policy",
+        type=Path,
+        metavar="FILE",
+        help="pyproject.toml with [tool.benchkill] thresholds per case and acknowledged "
+        "regressions (default: the nearest pyproject.toml from the working directory; "
+        "docs: guide/alerts)",
+    )
+
+
+def policy_of(args: argparse.Namespace) -> Any:
+    """The :class:`~benchkill.reporting.policy.Policy` that ``--policy`` names."""
+    from benchkill.reporting.policy import find_policy, load_policy
+
+    return find_policy() if args.policy is None else load_policy(args.policy)

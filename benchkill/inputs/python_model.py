@@ -33,7 +33,7 @@ import numpy as np
 
 from benchkill.errors import BenchkillError
 from benchkill.inputs.entry_points import call_entry_point
-from benchkill.inputs.workloads import Workload
+from benchkill.inputs.workload_spec import Workload
 
 
 def from_python(spec: str) -> Workload:
@@ -43,7 +43,7 @@ def from_python(spec: str) -> Workload:
 
 
 def workload_of(value: Any, name: str) -> Workload:
-    """The :class:`~benchkill.inputs.workloads.Workload` of what an entry point returned."""
+    """The :class:`~benchkill.inputs.workload_spec.Workload` of what an entry point returned."""
     import tvm
     from tvm import relax
 

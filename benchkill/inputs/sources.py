@@ -29,7 +29,7 @@ from benchkill.errors import BenchkillError
 
 if TYPE_CHECKING:
     from benchkill.inputs.dynamic import DynamicDim
-    from benchkill.inputs.workloads import Workload
+    from benchkill.inputs.workload_spec import Workload
 
 #: The front doors, by keyword of :func:`load_model` (and option of the command line).
 MODEL_SOURCES = ("model", "torch", "onnx")
@@ -64,7 +64,7 @@ def load_model(
 
     Returns
     -------
-    benchkill.inputs.workloads.Workload
+    benchkill.Workload
         The high-level module, its inputs, and the framework's outputs on them.
 
     Raises

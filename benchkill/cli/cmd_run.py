@@ -47,11 +47,11 @@ SUITE_GUIDE = {
     },
     "vm": {
         "what": SUITE_TEXTS["vm"],
-        "quick_cases": 8,
-        "quick_time": "about 2 min",
-        "full_cases": 17,
-        "full_what": "7 workloads x 2 exec modes, calibration, naive allocator",
-        "full_time": "about 13 min",
+        "quick_cases": 9,
+        "quick_time": "about 2.5 min",
+        "full_cases": 31,
+        "full_what": "7 workloads x 2 exec modes, calibration, naive, 14 real-model cases",
+        "full_time": "about 13 min + 2 min per real-model case",
     },
 }
 

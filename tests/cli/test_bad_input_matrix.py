@@ -203,6 +203,12 @@ MATRIX = [
     ("compare: inflated summary", ["compare", "a.json", "inflated.json"], "summary.median"),
     ("compare: lone surrogate", ["compare", "a.json", "surrogate.json"], "lone surrogate"),
     ("compare: duplicate record", ["compare", "a.json", "dup.json"], "same measurement"),
+    ("compare: missing policy", ["compare", "a.json", "a.json", "--policy", "no.toml"], "no such"),
+    ("compare: policy not TOML", ["compare", "a.json", "a.json", "--policy", "a.json"], "TOML"),
+    # --- history -----------------------------------------------------------------------
+    ("history: missing", ["history", "missing.json"], "no such file"),
+    ("history: truncated", ["history", "a.json", "truncated.json"], "(truncated?)"),
+    ("history: unknown machine", ["history", "a.json", "--machine", "nope"], "no run of it"),
     ("compare: bad start time", ["compare", "a.json", "badtime.json"], "'yesterday'"),
     ("compare: factor text", ["compare", "a.json", "b.json", "--factor", "abc"], "'abc'"),
     ("compare: factor 1", ["compare", "a.json", "b.json", "--factor", "1"], "above 1"),

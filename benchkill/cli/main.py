@@ -37,6 +37,7 @@ COMMANDS = {
     "targets": "print the target figures of results files, each met or not",
     "memory": "explain a VM run's peak memory per kill variant: holders, waste, trace",
     "trust": "measure how often compare raises false alarms and catches a slowdown",
+    "bisect": "find the commit that made a regression, each commit measured with its own code",
     "history": "change points over a history of runs (exit 1 when the newest is a regression)",
     "generate": "print a generated Relax module, the pass benchmark's input",
     "apply": "run a KillAfterLastUse variant on a module and print the result",

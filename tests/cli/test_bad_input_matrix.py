@@ -205,6 +205,10 @@ MATRIX = [
     ("compare: duplicate record", ["compare", "a.json", "dup.json"], "same measurement"),
     ("compare: missing policy", ["compare", "a.json", "a.json", "--policy", "no.toml"], "no such"),
     ("compare: policy not TOML", ["compare", "a.json", "a.json", "--policy", "a.json"], "TOML"),
+    # --- bisect ------------------------------------------------------------------------
+    ("bisect: not a repository", ["bisect", "HEAD~1", "HEAD"], "not inside a git repository"),
+    ("bisect: unknown family", ["bisect", "A", "B", "--case", "nope:3"], "FAMILY is one of"),
+    ("bisect: repo not a dir", ["bisect", "A", "B", "--repo", "a.json"], "not a directory"),
     # --- history -----------------------------------------------------------------------
     ("history: missing", ["history", "missing.json"], "no such file"),
     ("history: truncated", ["history", "a.json", "truncated.json"], "(truncated?)"),

@@ -63,6 +63,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         p, "DIR", "write a diff of each different output into DIR (default: write none)"
     )
     deprecation.alias(p, out, "--diffs")
+    common.add_shard(p, "file (in sorted order)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,7 +76,9 @@ def run(args: argparse.Namespace) -> int:
             raise BenchkillError(f"{shown(path)}: no such file or directory")
     if args.out:
         check_directory(Path(args.out), paths, "diffs")
-    files = python_files(paths)
+    from benchkill.bench.sharding import select
+
+    files = select(python_files(paths), args.shard)
     total = len(files)
     seen = [0]
 

@@ -31,6 +31,7 @@ from benchkill.errors import BenchkillError, ExitCode
 #: command -> one-line help, in the order ``benchkill --help`` lists them
 COMMANDS = {
     "run": "run the benchmark suites and save a results file (--quick: about 2 min)",
+    "merge": "join the results files of a run's shards (run --shard K/N) into one",
     "compare": "compare two results files: regressions, improvements (exit 1 on a regression)",
     "report": "write a Markdown report: headline, comparison, figures, tables",
     "plot": "draw the figures of results files (PNG and SVG)",

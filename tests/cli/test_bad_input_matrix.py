@@ -205,6 +205,13 @@ MATRIX = [
     ("compare: duplicate record", ["compare", "a.json", "dup.json"], "same measurement"),
     ("compare: missing policy", ["compare", "a.json", "a.json", "--policy", "no.toml"], "no such"),
     ("compare: policy not TOML", ["compare", "a.json", "a.json", "--policy", "a.json"], "TOML"),
+    # --- merge and --shard -------------------------------------------------------------
+    ("merge: missing", ["merge", "missing.json", "--out", "m.json"], "no such file"),
+    ("merge: not a shard", ["merge", "a.json", "--out", "m.json"], "not a shard"),
+    ("merge: no --out", ["merge", "a.json"], "--out FILE is required"),
+    ("merge: over a file", ["merge", "a.json", "--out", "a.json"], "already exists"),
+    ("run: shard beyond N", ["run", "--shard", "3/2"], "K must be in 1..N"),
+    ("fuzz: shard not K/N", ["fuzz", "--shard", "2"], "expected K/N"),
     # --- bisect ------------------------------------------------------------------------
     ("bisect: not a repository", ["bisect", "HEAD~1", "HEAD"], "not inside a git repository"),
     ("bisect: unknown family", ["bisect", "A", "B", "--case", "nope:3"], "FAMILY is one of"),

@@ -113,7 +113,8 @@ def main(argv: list[str]) -> int:
     cg = Callgrind(hooks)
     import tvm
 
-    from benchkill.inputs.families import count_bindings, generate
+    from benchkill.inputs.families import generate
+    from benchkill.relax.counting import count_bindings
 
     pass_ = make_pass(impl)
     bindings = []

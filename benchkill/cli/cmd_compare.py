@@ -10,7 +10,8 @@ from benchkill.cli import args as types
 from benchkill.cli import common_args as common
 from benchkill.cli.outputs import shown
 from benchkill.reporting.formatting import code_text, comparison_markdown, comparison_table
-from benchkill.reporting.verdicts import DEFAULT_ALPHA, compare, thresholds_text
+from benchkill.reporting.run_comparison import compare
+from benchkill.reporting.verdicts import DEFAULT_ALPHA, thresholds_text
 from benchkill.reporting.warnings import comparison_warnings
 from benchkill.results.asv_import import load_any
 from benchkill.results.store import Results

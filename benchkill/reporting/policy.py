@@ -33,15 +33,14 @@ from __future__ import annotations
 import math
 import re
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchkill.errors import BenchkillError
 
 if TYPE_CHECKING:
-    from benchkill.reporting.verdicts import Comparison
-    from benchkill.results.store import ResultRecord, Results
+    pass
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -108,31 +107,6 @@ class Policy:
     def acknowledgement(self, case: str, metric: str, commit: str | None) -> Acknowledged | None:
         """The acknowledged regression of ``case``'s ``metric`` at ``commit``, or None."""
         return next((a for a in self.acknowledged if a.matches(case, metric, commit)), None)
-
-    def classify(
-        self,
-        base: ResultRecord,
-        new: ResultRecord,
-        factor: float | None,
-        alpha: float,
-        new_run: Results,
-    ) -> Comparison:
-        """:func:`~benchkill.reporting.verdicts.classify` with the case's thresholds, and
-        the verdict ``acknowledged`` for a regression accepted at the new run's commit."""
-        from benchkill.reporting.verdicts import ACKNOWLEDGED, REGRESSION, classify
-
-        rule = self.threshold(new.case)
-        if rule is not None:
-            factor = factor if rule.factor is None else rule.factor
-            alpha = alpha if rule.alpha is None else rule.alpha
-        c = classify(base, new, factor, alpha, rule.bytes_tolerance if rule else None)
-        if rule is not None:
-            c = replace(c, notes=(*c.notes, f"policy {rule.pattern}"))
-        commit = new.git_commit or new_run.machine.git_commit
-        ack = self.acknowledgement(new.case, new.metric, commit)
-        if ack is not None and c.verdict == REGRESSION:
-            c = replace(c, verdict=ACKNOWLEDGED, notes=(*c.notes, f"acknowledged: {ack.reason}"))
-        return c
 
 
 NO_POLICY = Policy()

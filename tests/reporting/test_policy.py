@@ -6,12 +6,8 @@ from benchkill.cli.main import main
 from benchkill.errors import BenchkillError
 from benchkill.reporting.formatting import comparison_markdown
 from benchkill.reporting.policy import load_policy, pattern_regex, policy_from_table
-from benchkill.reporting.verdicts import (
-    ACKNOWLEDGED,
-    NO_CHANGE,
-    REGRESSION,
-    compare,
-)
+from benchkill.reporting.run_comparison import compare
+from benchkill.reporting.verdicts import ACKNOWLEDGED, NO_CHANGE, REGRESSION
 from benchkill.results.store import save
 from tests.conftest import BASE10, make_record, make_results
 

@@ -50,8 +50,9 @@ from tvm import relax
 
 from benchkill.bench.model import FAILED, FLOOR, OK, CaseSpec, Record
 from benchkill.bench.timing import Clock, Interleaved, RoundBudget, interleave
-from benchkill.inputs.families import FAMILIES, count_bindings, generate, ops_for_bindings
+from benchkill.inputs.families import FAMILIES, generate, ops_for_bindings
 from benchkill.inputs.models import NAME as MODEL
+from benchkill.relax.counting import count_bindings
 from benchkill.stats import round_ratios
 
 NAME = "pass"

@@ -33,6 +33,7 @@ from benchkill.errors import BenchkillError, ExitCode
 COMMANDS = {
     "run": "run the benchmark suites and save a results file (--quick: about 2 min)",
     "merge": "join the results files of a run's shards (run --shard K/N) into one",
+    "export": "write results files as asv results, for asv publish's dashboard",
     "compare": "compare two results files: regressions, improvements (exit 1 on a regression)",
     "report": "write a Markdown report: headline, comparison, figures, tables",
     "plot": "draw the figures of results files (PNG and SVG)",

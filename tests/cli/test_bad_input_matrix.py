@@ -212,6 +212,8 @@ MATRIX = [
     ("merge: over a file", ["merge", "a.json", "--out", "a.json"], "already exists"),
     ("run: shard beyond N", ["run", "--shard", "3/2"], "K must be in 1..N"),
     ("fuzz: shard not K/N", ["fuzz", "--shard", "2"], "expected K/N"),
+    ("export: not a repository", ["export", "a.json", "--out", "asv"], "not inside a git"),
+    ("export: no --out", ["export", "a.json"], "--out"),
     # --- bisect ------------------------------------------------------------------------
     ("bisect: not a repository", ["bisect", "HEAD~1", "HEAD"], "not inside a git repository"),
     ("bisect: unknown family", ["bisect", "A", "B", "--case", "nope:3"], "FAMILY is one of"),

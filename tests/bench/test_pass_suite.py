@@ -185,7 +185,8 @@ def test_suite_is_registered():
     assert ps.NAME == "pass"
 
 
-def test_cases_cover_families_and_sizes_with_unique_keys():
+def test_cases_cover_families_and_sizes_with_unique_keys(monkeypatch):
+    monkeypatch.setattr(ps, "missing", lambda: "no models")  # the real family: its own test
     full = ps.cases(quick=False)
     assert {(c.params["family"], c.params["bindings"]) for c in full} == {
         (f, b) for f in FAMILIES if f != "model" for b in ps.SIZES
@@ -306,7 +307,7 @@ def test_a_case_keeps_neither_its_module_nor_any_output_alive(monkeypatch):
     whole process did before e2dc6fd.  Weak references to the module each case generates
     and to every pass output (warm-up and timed rounds) must all be dead once the case has
     returned; ``gc.collect`` first, so only a real holder (a cache) keeps one."""
-    made, real_generate = [], ps.generate
+    made, real_generate = [], ps.pass_input
 
     def generate(*args):
         mod = real_generate(*args)
@@ -321,7 +322,7 @@ def test_a_case_keeps_neither_its_module_nor_any_output_alive(monkeypatch):
 
         return run
 
-    monkeypatch.setattr(ps, "generate", generate)
+    monkeypatch.setattr(ps, "pass_input", generate)
     for family, bindings in (("model", 300), ("chain", 1000)):
         passes = {name: recording(p) for name, p in ps.implementations(True).items()}
         records = ps.run_case(ps.case(family, bindings), clock=FakeClock(), passes=passes)
@@ -409,7 +410,7 @@ def test_a_function_for_the_fallback_has_no_floor():
             return y
 
     assert ps.floor_work(Dataflow) is None
-    assert ps.floor_work(ps.generate("chain", 10, 0)) is not None
+    assert ps.floor_work(ps.pass_input("chain", 10, 0)) is not None
 
 
 def test_a_failed_benchkill_fails_the_floor_records_too():
@@ -497,7 +498,7 @@ def test_time_over_floor_is_benchkill_over_the_floor_round_by_round(monkeypatch)
 
 def test_output_errors_leave_the_floor_out():
     """The floor's run returns a function that is not a pass's output: never compared."""
-    mod = ps.generate("chain", 10, 0)
+    mod = ps.pass_input("chain", 10, 0)
     tvm_out = relax.transform.KillAfterLastUse()(mod)
     assert ps.output_errors({"tvm": tvm_out, ps.FLOOR: mod, "benchkill": tvm_out}) == {}
     assert set(ps.output_errors({"tvm": tvm_out, "benchkill": mod})) == {"benchkill"}

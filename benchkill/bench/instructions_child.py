@@ -35,7 +35,24 @@ import sys
 
 LABEL_PREFIX = "benchkill-instr:"
 RESULT_PREFIX = "INSTR_RESULT "
-IMPLS = ("benchkill", "tvm", "naive")
+IMPLS = ("benchkill", "tvm", "naive", "floor")
+
+
+class FloorOf:
+    """``floor``: the floor work of each module's ``main``
+    (:func:`benchkill.passes.profile.floor_work`), found by :meth:`prepare` outside the
+    windows, so a window counts :meth:`FloorWork.run` alone."""
+
+    def __init__(self) -> None:
+        self.work = None
+
+    def prepare(self, mod) -> None:
+        from benchkill.passes.profile import floor_work
+
+        self.work = floor_work(mod["main"])
+
+    def __call__(self, mod):
+        return self.work.run()
 
 
 class Callgrind:
@@ -88,6 +105,8 @@ def make_pass(impl: str):
         from benchkill.passes.naive import NaiveKillAfterLastUse
 
         return NaiveKillAfterLastUse()
+    if impl == "floor":
+        return FloorOf()
     raise SystemExit(f"instructions_child: unknown implementation {impl!r}")
 
 
@@ -123,6 +142,8 @@ def main(argv: list[str]) -> int:
     for index, case in enumerate(cases):
         family, size, seed = case.split(":")
         mod = pass_input(family, size, int(seed))
+        if isinstance(pass_, FloorOf):
+            pass_.prepare(mod)
         windows(pass_, mod, int(repeats), cg, index)
         bindings.append(count_bindings(mod))
         del mod

@@ -1,4 +1,5 @@
-"""``benchkill profile FILE`` (or ``--generate FAMILY N ...``): CPU time per binding of each
+"""``benchkill profile FILE`` (or ``--generate FAMILY N ...``, or a model: ``--model``,
+``--torch``, ``--onnx``, lowered to the kill step's input): CPU time per binding of each
 step of benchkill's pass."""
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "  benchkill profile --generate model 49 --floor --repeats 15\n"
         "  benchkill profile --generate chain 1000 10000 66667 200000 --floor --repeats 3\n"
         "  benchkill profile kill_input.py --func main --floor   # your own IR\n"
-        "  benchkill profile model.py --lower --floor   # high-level IR"
+        "  benchkill profile model.py --lower --floor   # high-level IR\n"
+        "  benchkill profile --torch mypkg.models:resnet --dynamic x:0   # a model"
     )
     source = common.module_source(
         p,
@@ -52,6 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         old="--module",
     )
     common.add_generate(source, several=True)
+    common.add_models(p, source)
     # the old form `profile FAMILY N ...`: FAMILY lands in file, the sizes here
     p.add_argument(
         "old_sizes", nargs="*", type=types.positive_int, metavar="N", help=argparse.SUPPRESS
@@ -84,8 +87,8 @@ def _old_form(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchkill.inputs.families import count_bindings
     from benchkill.passes.profile import profile_function
+    from benchkill.relax.counting import count_bindings
 
     _old_form(args)
     points: list[tuple[int, dict[str, float]]] = []  # (bindings, seconds by timing)
@@ -123,6 +126,16 @@ def run(args: argparse.Namespace) -> int:
 def _modules(args: argparse.Namespace) -> Iterator[tuple[str, tvm.IRModule]]:
     """(label, module) of each module to profile, made one at a time; the function to
     profile is the module's ``main``, its only Relax function."""
+    model = common.model_of(args)
+    if model is not None:
+        if args.lower:
+            raise BenchkillError("profile: --lower applies to FILE (a model is always lowered)")
+        func = args.function or model.func
+        where = f"{model.name}, function {func}"
+        mod = only_function(_lowered(model.mod, model.name), func, model.name)
+        del model
+        yield where, mod
+        return
     if args.generate is None:
         from benchkill.relax.text import read_module
 

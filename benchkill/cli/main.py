@@ -17,6 +17,7 @@ does a failed write to standard output.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
@@ -31,12 +32,16 @@ from benchkill.errors import BenchkillError, ExitCode
 #: command -> one-line help, in the order ``benchkill --help`` lists them
 COMMANDS = {
     "run": "run the benchmark suites and save a results file (--quick: about 2 min)",
+    "merge": "join the results files of a run's shards (run --shard K/N) into one",
+    "export": "write results files as asv results, for asv publish's dashboard",
     "compare": "compare two results files: regressions, improvements (exit 1 on a regression)",
     "report": "write a Markdown report: headline, comparison, figures, tables",
     "plot": "draw the figures of results files (PNG and SVG)",
     "targets": "print the target figures of results files, each met or not",
     "memory": "explain a VM run's peak memory per kill variant: holders, waste, trace",
     "trust": "measure how often compare raises false alarms and catches a slowdown",
+    "bisect": "find the commit that made a regression, each commit measured with its own code",
+    "history": "change points over a history of runs (exit 1 when the newest is a regression)",
     "generate": "print a generated Relax module, the pass benchmark's input",
     "apply": "run a KillAfterLastUse variant on a module and print the result",
     "profile": "time each step of benchkill's pass (generated module or a file)",
@@ -178,6 +183,13 @@ def make_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         prog="benchkill", description=DESCRIPTION, epilog=EPILOG, formatter_class=HelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"benchkill {__version__}")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also print TVM's own log lines (its C++ warnings), which benchkill keeps "
+        "off the terminal otherwise",
+    )
     sub = parser.add_subparsers(
         title="commands", dest="command", metavar="COMMAND", required=True, parser_class=_Parser
     )
@@ -268,6 +280,17 @@ def _silence_stdout() -> None:
         pass
 
 
+def _show_tvm_log() -> None:
+    """Print the lines of :mod:`benchkill.relax.native_log`'s logger to stderr."""
+    logger = logging.getLogger("benchkill.tvm")
+    if not any(getattr(h, "_benchkill", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("tvm: %(message)s"))
+        handler._benchkill = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     previous = _catch_termination()
@@ -276,6 +299,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout = _Stdout(stdout)  # type: ignore[assignment]
     try:
         args = make_parser(argv).parse_args(argv)
+        if args.verbose:
+            _show_tvm_log()
         code = int(args.func(args) or ExitCode.OK)
         sys.stdout.flush()
         return code

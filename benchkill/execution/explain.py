@@ -23,8 +23,8 @@ binding.  :func:`peak_parts` splits the peak into
 
 which add up to the peak (sizes rounded as the allocator rounds them).  ``dead_bytes`` is
 the part of the live buffers held after their last use: what kills placed there would
-free at that moment.  :func:`explain_peak` measures a module and returns its
-:class:`PeakExplanation`.
+free at that moment.  :func:`~benchkill.execution.measured_peak.explain_peak` measures a module and
+returns its :class:`PeakExplanation`.
 """
 
 from __future__ import annotations
@@ -70,6 +70,22 @@ class PeakParts:
             "pool": self.pooled_free_bytes,
         }
         return max(parts, key=lambda k: parts[k])
+
+    def advice(self) -> str:
+        """What the :attr:`case` means for kills, in one sentence."""
+        mib = 1 << 20
+        return {
+            "planned": "the planner's storage of constant size (static or bounded shapes) "
+            "holds the peak: it reuses memory itself, kills change little",
+            "symbolic": "storage sized by a dynamic dimension with no upper bound holds the "
+            "peak: kills free it (with the naive allocator; the pooled one keeps freed "
+            "buffers for a request of their size)",
+            "unplanned": "allocations left to run time (results crossing functions or "
+            "branches, unbounded shapes) hold the peak: only kills or returns free them",
+            "pool": f"the pooled allocator holds {self.pooled_free_bytes / mib:.2f} MiB of "
+            "freed buffers at the peak: kills freed them, but no later request had their "
+            "page-rounded size (memory_cfg='naive' would return them)",
+        }[self.case]
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "case": self.case}
@@ -215,9 +231,16 @@ def peak_parts(
         if life is not None and (last is None or last < best_clock):
             dead += size
     return PeakParts(
-        cfg, best, at, parts[PLANNED], parts[SYMBOLIC], parts[UNPLANNED], parts["heap"],
-        best_free, dead,
-    )  # fmt: skip
+        cfg,
+        best,
+        at,
+        parts[PLANNED],
+        parts[SYMBOLIC],
+        parts[UNPLANNED],
+        parts["heap"],
+        best_free,
+        dead,
+    )
 
 
 @dataclass(frozen=True)
@@ -248,31 +271,3 @@ class PeakExplanation:
             f"{part('shape heaps', p.shape_heap_bytes)}; "
             f"{p.dead_bytes / mib:.2f} MiB held after last use; case: {p.case}"
         )
-
-
-def explain_peak(
-    mod: Any,
-    inputs: Any,
-    *,
-    kill: str | None = "benchkill",
-    exec_mode: str = "bytecode",
-    memory_cfg: str = "pooled",
-    func: str = "main",
-    peak_repeat: int = 3,
-) -> PeakExplanation:
-    """Measure ``mod`` on ``inputs`` with a traced run (:func:`benchkill.measure_vm`) and
-    explain its peak; BenchkillError if the measurement or its trace failed."""
-    from benchkill.errors import BenchkillError
-    from benchkill.execution.vm_measure import measure_vm
-
-    r = measure_vm(
-        mod, inputs, kill=kill, exec_mode=exec_mode, memory_cfg=memory_cfg, func=func,
-        repeat=0, peak_repeat=peak_repeat, timeline=False, trace=True,
-    )  # fmt: skip
-    if not r.ok:
-        raise BenchkillError(f"explain_peak: the measurement failed ({r.stage}): {r.error}")
-    summary = r.trace_summary
-    if summary is None or summary.peak_parts is None:
-        why = r.trace_error or (summary.attribution_error if summary else None)
-        raise BenchkillError(f"explain_peak: no attributed trace: {why}")
-    return PeakExplanation(kill, exec_mode, memory_cfg, int(r.peak_bytes), summary.peak_parts)

@@ -29,7 +29,7 @@ import numpy as np
 from benchkill.errors import BenchkillError, one_line
 from benchkill.inputs.dynamic import DynamicDim, check_inputs, parse_all
 from benchkill.inputs.entry_points import require
-from benchkill.inputs.workloads import Workload
+from benchkill.inputs.workload_spec import Workload
 from benchkill.relax.text import check_regular_file
 
 #: An ONNX file larger than this is refused unread (protobuf's own limit is 2 GiB).
@@ -94,10 +94,10 @@ def from_onnx_file(
         axis.dim_param = dim.name
     args = _arguments(graph_inputs, shapes, dtypes, inputs, path)
     try:
-        session = ort.InferenceSession(
+        runtime = ort.InferenceSession(
             model.SerializeToString(), providers=["CPUExecutionProvider"]
         )
-        expected = session.run(None, dict(zip(shapes, args, strict=True)))
+        expected = runtime.run(None, dict(zip(shapes, args, strict=True)))
     except Exception as exc:  # noqa: BLE001 - onnxruntime's errors are many kinds
         raise BenchkillError(f"{path}: onnxruntime cannot run it: {one_line(exc)}") from None
     mod = _import(model, path)
@@ -107,10 +107,14 @@ def from_onnx_file(
         mod.update_func(mod.get_global_var("main"), main)
     kind = ", ".join(str(d) for d in dims) or "as in the file"
     return Workload(
-        name=Path(path).name, mod=mod, inputs=tuple(args), input_shapes=shapes,
-        expected=tuple(np.asarray(e) for e in expected), reference="onnxruntime",
+        name=Path(path).name,
+        mod=mod,
+        inputs=tuple(args),
+        input_shapes=shapes,
+        expected=tuple(np.asarray(e) for e in expected),
+        reference="onnxruntime",
         description=f"ONNX model {Path(path).name} (dynamic: {kind})",
-    )  # fmt: skip
+    )
 
 
 def _arguments(

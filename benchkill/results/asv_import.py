@@ -151,12 +151,3 @@ def from_asv(data: dict[str, Any], path: Path) -> Results:
         suites=("asv",), quick=False, command=("asv",), started_at=when or "", finished_at=when
     )
     return Results(machine, settings, (), tuple(records))
-
-
-def __getattr__(name: str):
-    """``load_any`` moved to :mod:`benchkill.results.loading`; its old import path still works."""
-    if name == "load_any":
-        from benchkill.results.loading import load_any
-
-        return load_any
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

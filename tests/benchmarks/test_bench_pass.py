@@ -41,7 +41,8 @@ from tvm import relax
 
 import benchkill
 from benchkill.bench.suites.pass_suite import floor_work
-from benchkill.inputs.families import count_bindings, generate, ops_for_bindings
+from benchkill.inputs.families import generate, ops_for_bindings
+from benchkill.relax.counting import count_bindings
 
 FAMILIES = ("chain", "mixed")
 SIZES = (3_000, 30_000)

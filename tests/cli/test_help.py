@@ -42,7 +42,7 @@ def shown_options(name: str) -> list[argparse.Action]:
 
 def test_top_level_help_says_what_benchkill_is_for_and_where_to_start(capsys, monkeypatch):
     text = help_text(capsys, monkeypatch)
-    assert text.splitlines()[0] == "usage: benchkill [-h] [--version] COMMAND ..."
+    assert text.splitlines()[0] == "usage: benchkill [-h] [--version] [-v] COMMAND ..."
     assert "benchkill measures TVM Relax's KillAfterLastUse pass" in text
     assert "start with:\n  benchkill run --quick" in text
     codes = text.split("exit codes (every command):\n", 1)[1]
@@ -116,7 +116,7 @@ def test_every_command_lists_the_exit_codes_it_gives(capsys, monkeypatch, comman
 
 def test_the_commands_that_give_a_verdict_say_what_a_bad_answer_is():
     verdicts = {c for c in COMMANDS if getattr(command_module(c), "BAD_ANSWER", None)}
-    assert verdicts == {"compare", "verify", "fuzz", "equivalence"}
+    assert verdicts == {"compare", "verify", "fuzz", "equivalence", "memory", "history", "bisect"}
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from benchkill.cli.main import main
-from benchkill.inputs.families import count_bindings, generate
+from benchkill.inputs.families import generate
 from benchkill.passes.profile import STEPS, profile_function
+from benchkill.relax.counting import count_bindings
 from tests.conftest import FakeClock
 from tests.passes.test_differential import Dataflow
 

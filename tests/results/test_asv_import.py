@@ -9,8 +9,9 @@ from asv.runner import BenchmarkResult
 
 from benchkill.bench.model import FAILED
 from benchkill.errors import BenchkillError
-from benchkill.reporting.verdicts import INSUFFICIENT, REGRESSION, better_direction, compare
-from benchkill.results.asv_import import load_any
+from benchkill.reporting.run_comparison import compare
+from benchkill.reporting.verdicts import INSUFFICIENT, REGRESSION, better_direction
+from benchkill.results.loading import load_any
 from tests.conftest import BASE10
 
 
@@ -135,9 +136,3 @@ def test_asv_files_with_impossible_times_or_params_load_or_say_why(tmp_path):
         path.write_text(json.dumps(data))
         with pytest.raises(BenchkillError, match="malformed asv results file.*params is a"):
             load_any(path)
-
-
-def test_load_any_keeps_its_old_import_path():
-    from benchkill.results import asv_import, loading
-
-    assert asv_import.load_any is loading.load_any

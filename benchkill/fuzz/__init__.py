@@ -1,5 +1,5 @@
 """Differential fuzzing of benchkill's KillAfterLastUse against TVM's, with hypothesis:
-the drawn lowered modules (``values``, ``lowered``, ``shapes``), the properties
+the drawn lowered modules (``values``, ``lowered``, ``shapes``, ``tuples``), the properties
 (``properties``), buildable programs run on the VM (``buildable``) and campaigns
 (``campaign``, ``benchkill fuzz``).
 

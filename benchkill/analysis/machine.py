@@ -1,7 +1,7 @@
 """The abstract execution of a lowered Relax module behind :mod:`.liveness`.
 
 :class:`AbstractVM` runs one path through the If branches of a lowered module, following
-what the bytecode VM frees and when (the rules are in :mod:`.liveness`'s docstring).  It
+what the VM frees and when (the rules are in :mod:`.vm_model` and :mod:`.liveness`).  It
 counts live block bytes and the pooled allocator's total, and follows every block from
 its allocation to its release (:class:`~benchkill.analysis.holders.Lifetime`): who held
 it, where it was last used, how it was released; with ``snapshot_tick`` it also records

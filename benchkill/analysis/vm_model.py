@@ -12,7 +12,8 @@ the recording saw a free).
 
 The VM's rules, as CodeGenVM's bytecode and the compiled VM follow them:
 
-* every binding holds its value in its own register (``b = a`` copies the reference);
+* every binding holds its value in its own register (``b = a`` copies the reference, as
+  CodeGenVM's ``vm.builtin.copy`` does), and so does the merge register of an ``If``;
   a binding's use of its operands ends when it is evaluated; kills are not bindings of
   the binding clock;
 * a register lets go of its value when a kill names its variable (:meth:`~SymbolicVM.kill`),

@@ -86,14 +86,22 @@ def test_the_floor_does_the_passes_unskippable_work():
 
 def test_time_floor_takes_the_minimum_of_interleaved_rounds():
     from benchkill.bench.suites.pass_suite import time_floor
+    from benchkill.bench.timing import round_order
     from benchkill.passes.profile import floor_work
 
     mod = generate("chain", 10)
-    # tvm, benchkill, floor, visit: a quick warm-up (never a sample), then three rounds
-    # whose least times are in different rounds
-    warmup = (0.125,) * 4
-    times = (0.25, 0.625, 0.875, 0.5), (0.125 + 0.0625, 0.75, 0.5625, 0.5), (0.5, 1.0, 0.75, 0.375)
-    clock = FakeClock(steps=_rounds(warmup, *times))
+    names = ["tvm", "benchkill", "floor", "visit"]
+    # each function's time per round: the least in different rounds, after a quicker
+    # warm-up (never a sample); the clock gives them in the order each round runs them
+    times = {
+        "tvm": (0.25, 0.1875, 0.5),
+        "benchkill": (0.625, 0.75, 1.0),
+        "floor": (0.875, 0.5625, 0.75),
+        "visit": (0.5, 0.5, 0.375),
+    }
+    order = [names] + [round_order(names, r) for r in range(3)]
+    per_round = [[0.125] * 4] + [[times[n][r] for n in order[r + 1]] for r in range(3)]
+    clock = FakeClock(steps=_rounds(*per_round))
     best = time_floor(mod, floor_work(mod["main"]), rounds=3, clock=clock)
     assert best == {"tvm": 0.1875, "benchkill": 0.625, "floor": 0.5625, "visit": 0.375}
 

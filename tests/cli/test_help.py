@@ -175,3 +175,33 @@ def test_the_exit_codes_page_lists_each_commands_codes_as_its_help_does():
         module = command_module(command)
         assert bad == (getattr(module, "BAD_ANSWER", None) or "never (no verdict)"), command
         assert not_measured == getattr(module, "NOT_MEASURED", NOT_MEASURED), command
+
+
+def test_the_docs_use_no_old_spelling():
+    """README and the Sphinx pages write every command with its current options: no
+    hidden deprecated alias (cli/deprecation.py) on a ``benchkill COMMAND`` line."""
+    from pathlib import Path
+
+    from benchkill.cli.deprecation import _Alias
+
+    root = Path(__file__).resolve().parents[2]
+    pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    old = {
+        command: {
+            option
+            for action in subparser(command)._actions
+            if isinstance(action, _Alias)
+            for option in action.option_strings
+        }
+        for command in COMMANDS
+    }
+    found = []
+    for page in pages:
+        if "_build" in page.parts:
+            continue
+        for number, line in enumerate(page.read_text().splitlines(), 1):
+            for command, options in old.items():
+                for rest in line.split(f"benchkill {command} ")[1:]:
+                    words = set(re.split(r"[\s`|]+", rest.split("`")[0]))
+                    found += [f"{page.name}:{number}: {o}" for o in options & words]
+    assert found == []

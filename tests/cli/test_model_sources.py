@@ -4,15 +4,13 @@ the VM's outputs checked against the framework's, bad input one line and exit 2.
 
 from __future__ import annotations
 
-import textwrap
-import uuid
-
 import numpy as np
 import pytest
 
 import benchkill
 from benchkill.cli.main import main
 from benchkill.errors import BenchkillError
+from tests.conftest import entry_point_package
 from tests.frameworks import require
 
 #: Entry points: a Relax module of the user's own Python, a PyTorch model, and ones
@@ -64,11 +62,7 @@ def raises():
 @pytest.fixture
 def package(tmp_path, monkeypatch):
     """A module of entry points in the current directory; its name."""
-    name = f"front_door_{uuid.uuid4().hex[:8]}"
-    (tmp_path / f"{name}.py").write_text(textwrap.dedent(ENTRY_POINTS))
-    (tmp_path / f"broken_{name}.py").write_text("raise RuntimeError('broken at import')\n")
-    monkeypatch.chdir(tmp_path)
-    return name
+    return entry_point_package(tmp_path, monkeypatch, ENTRY_POINTS, "front_door")
 
 
 def _onnx_file(path):

@@ -73,6 +73,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         p, "DIR", "write a diff of each different output into DIR (default: write none)"
     )
     deprecation.alias(p, out, "--diffs")
+    common.add_shard(p, "file (in sorted order)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,7 +96,9 @@ def run(args: argparse.Namespace) -> int:
         check_directory(Path(args.out), paths, "diffs")
     if source != "file":
         return _model(args)
-    files = python_files(paths)
+    from benchkill.bench.sharding import select
+
+    files = select(python_files(paths), args.shard)
     total = len(files)
     seen = [0]
 

@@ -107,7 +107,13 @@ def run(args: argparse.Namespace) -> int:
             seconds.update(_print_floor(mod, bindings, args.repeats))
         points.append((bindings, seconds))
         del mod
-    exponents = scaling_exponents(points)
+    from benchkill.stats import scaling_exponents
+
+    timings: dict[str, list[tuple[int, float]]] = {}
+    for bindings, seconds in points:
+        for name, value in seconds.items():
+            timings.setdefault(name, []).append((bindings, value))
+    exponents = scaling_exponents(timings)
     if exponents:
         sizes = sorted({b for b, _ in points})
         print(
@@ -184,20 +190,6 @@ def only_function(mod: tvm.IRModule, name: str, where: object) -> tvm.IRModule:
     out = tvm.IRModule(functions, attrs=mod.attrs)
     out["main"] = relax_functions[name]
     return out
-
-
-def scaling_exponents(points: list[tuple[int, dict[str, float]]]) -> dict[str, float]:
-    """Slope of log seconds against log bindings of each timing measured at every size
-    (:func:`benchkill.stats.loglog_slope`); empty with fewer than two distinct sizes."""
-    from benchkill.stats import loglog_slope
-
-    if len({bindings for bindings, _ in points}) < 2:
-        return {}
-    names = [name for name in points[0][1] if all(name in seconds for _, seconds in points)]
-    return {
-        name: loglog_slope([b for b, _ in points], [s[name] for _, s in points])[0]
-        for name in names
-    }
 
 
 def _print_floor(mod, bindings: int, rounds: int) -> dict[str, float]:

@@ -17,6 +17,7 @@ from contextlib import ExitStack
 from datetime import datetime, timezone
 from pathlib import Path
 
+from benchkill.bench import sharding
 from benchkill.bench.machine import collect_machine
 from benchkill.bench.model import EXPECTED_FAILURE, FAILED, RESUME_FIELDS, Machine, changed_fields
 from benchkill.bench.runner import failed_records, make_progress, utc_now
@@ -41,9 +42,10 @@ SUITE_GUIDE = {
         "what": SUITE_TEXTS["pass"],
         "quick_cases": 5,
         "quick_time": "10-15 s",
-        "full_cases": 46,
-        "full_what": "6 families x 7 sizes, 1k-600k bindings, and 4 real decoders",
-        "full_time": "10-16 min",
+        "full_cases": 52,
+        "full_what": "6 families x 7 sizes, 1k-600k bindings, 4 real decoders;\n"
+        "         family real: 6 PyTorch models, with the [models] extra",
+        "full_time": "11-17 min",
     },
     "vm": {
         "what": SUITE_TEXTS["vm"],
@@ -125,6 +127,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--instructions-only", action="store_true", help="pass suite: the counts without timing"
     )
+    common.add_shard(p, "case of each suite")
 
 
 def suite_names(spec: str) -> tuple[str, ...]:
@@ -176,7 +179,7 @@ def _counting_flag(args: argparse.Namespace) -> str:
 def _counting(args: argparse.Namespace, results: Results) -> list:
     """The suites, the pass suite counting instructions with --instructions[-only] (a
     resumed run keeps its own choice); valgrind is checked before any file is made."""
-    suites = _load_suites(results.settings.suites)
+    suites = sharding.sharded(_load_suites(results.settings.suites), results.settings, args)
     flags = ("--instructions-only", "--instructions")
     given = _counting_flag(args)
     counting = next((f for f in flags if f in results.settings.command), None)
@@ -297,7 +300,7 @@ def _prepare(args: argparse.Namespace, stack: ExitStack) -> tuple[ResultsFile, l
     settings = RunSettings(
         suites=names,
         quick=quick,
-        command=_command(names, quick, _counting_flag(args)),
+        command=_command(names, quick, _counting_flag(args)) + sharding.flag(args.shard),
         started_at=utc_now(),
     )
     if args.out is not None:

@@ -296,3 +296,15 @@ def policy_of(args: argparse.Namespace) -> Any:
     from benchkill.reporting.policy import find_policy, load_policy
 
     return find_policy() if args.policy is None else load_policy(args.policy)
+
+
+def add_shard(p: argparse.ArgumentParser, unit: str) -> argparse.Action:
+    """``--shard K/N``: job K of N of a CI matrix does every N-th ``unit``, from the K-th."""
+    from benchkill.bench.sharding import shard
+
+    return p.add_argument(
+        "--shard",
+        type=shard,
+        metavar="K/N",
+        help=f"job K of N in a CI matrix: only every N-th {unit}, from the K-th (default: all)",
+    )

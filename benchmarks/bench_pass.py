@@ -1,7 +1,8 @@
 """asv benchmarks of KillAfterLastUse itself: benchkill's pass against TVM's C++ pass.
 
 The classes run over generator family x module size (:mod:`benchmarks.common`), and
-:class:`ModelPass` over the real decoders of the ``model`` family; the module is built in
+:class:`ModelPass` over the real decoders of the ``model`` family and :class:`RealPass`
+over the PyTorch models of the ``real`` family; the module is built in
 ``setup`` (cached, so asv's setup before each sample is cheap) and the timed bodies only
 run a pass.  The ratio benchmarks use the pass suite's time budgets
 (:func:`benchkill.bench.suites.pass_suite.round_budget`).
@@ -158,6 +159,58 @@ class ModelPass:
 
     def track_pass_time_over_floor(self, ratios: dict, bindings: int) -> float:
         return _over_floor(ratios[bindings], f"model at {bindings} bindings")
+
+    track_pass_time_over_floor.unit = "ratio"  # type: ignore[attr-defined]
+
+
+def _build_real(ratios: dict, model: str) -> None:
+    """``setup`` of :meth:`RealPass.time_pass_benchkill` (as :func:`_build_decoder`)."""
+    common.real_input(model)
+    common.passes()
+
+
+class RealPass:
+    """The pass on the ``real`` family: the kill step's input of PyTorch models
+    (torchvision CNNs with a dynamic batch and static, a transformer encoder and a
+    decoder), as :class:`ModelPass` on the decoders: benchkill's time, TVM's over it and
+    benchkill's over the floor's, from one interleaved run per model in ``setup_cache``.
+    Without the ``[models]`` extra every benchmark is skipped (NotImplementedError, asv's
+    skip) with the reason."""
+
+    params = (list(common.REAL_CASES),)
+    param_names = ("model",)
+    number = 1
+    repeat = (3, 10, 20.0)
+    timeout = 600
+
+    def setup_cache(self) -> dict[str, tuple[float, float | None]]:
+        from benchkill.inputs.real_pass import REAL_CASES, missing
+
+        if missing() is not None:
+            return {}
+        return {
+            m: _ratios(common.real_input(m), common.passes(), REAL_CASES[m][2])
+            for m in self.params[0]
+        }
+
+    def setup(self, ratios: dict, model: str) -> None:
+        if model not in ratios:
+            from benchkill.inputs.real_pass import missing
+
+            raise NotImplementedError(missing() or f"{model}: not measured")
+
+    def time_pass_benchkill(self, ratios: dict, model: str) -> None:
+        common.passes()["benchkill"](common.real_input(model))  # cached lookups
+
+    time_pass_benchkill.setup = _build_real  # type: ignore[attr-defined]
+
+    def track_pass_speedup(self, ratios: dict, model: str) -> float:
+        return ratios[model][0]
+
+    track_pass_speedup.unit = "ratio"  # type: ignore[attr-defined]
+
+    def track_pass_time_over_floor(self, ratios: dict, model: str) -> float:
+        return _over_floor(ratios[model], f"real model {model}")
 
     track_pass_time_over_floor.unit = "ratio"  # type: ignore[attr-defined]
 

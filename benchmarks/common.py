@@ -32,6 +32,7 @@ PRELOADED = (
     "benchkill.bench.instructions",
     "benchkill.inputs.families",
     "benchkill.inputs.workloads",
+    "benchkill.inputs.real_pass",
 )
 
 # numpy (which TVM imports) starts OpenBLAS's threads at import; a forked child of a
@@ -57,6 +58,16 @@ INSTRUCTION_SIZES = (3_000,)
 #: peak-memory benchmarks (one process each: asv --quick stays within a minute).
 MODEL_SIZES = (300, 3_000)
 MEMORY_SIZES = (30_000,)
+#: Cases of the ``real`` family (:data:`benchkill.inputs.real_pass.REAL_CASES`: PyTorch
+#: models lowered up to the kill step; they need the ``[models]`` extra).
+REAL_CASES = (
+    "resnet18-unbounded",
+    "resnet18-static",
+    "mobilenet_v3_small-unbounded",
+    "mobilenet_v3_small-static",
+    "encoder-unbounded",
+    "decoder-unbounded",
+)
 #: The two pass implementations compared.
 IMPLS = ("benchkill", "tvm")
 
@@ -86,6 +97,18 @@ def pass_input(family: str, bindings: int) -> Any:
     finds it); one module at most, so a process that measures several cases keeps none
     of an earlier case alive while it measures the next."""
     return new_pass_input(family, bindings)
+
+
+def real_input(case: str) -> Any:
+    """The kill step's input of the real-model ``case``, built once per process (the
+    registry caches it), or NotImplementedError (asv skips the benchmark) without the
+    ``[models]`` extra."""
+    from benchkill.inputs.real_pass import missing, real_pass_input
+
+    reason = missing()
+    if reason is not None:
+        raise NotImplementedError(reason)
+    return real_pass_input(case)
 
 
 @lru_cache(maxsize=1)

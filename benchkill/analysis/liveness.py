@@ -45,7 +45,7 @@ from benchkill.analysis.holders import (
     waste_by_function,
     waste_of,
 )
-from benchkill.analysis.machine import EMPTY, POOL_PAGE, LivePoint, Machine, Run
+from benchkill.analysis.machine import EMPTY, POOL_PAGE, AbstractVM, LivePoint, Run
 from benchkill.errors import BenchkillError
 
 __all__ = ["POOL_PAGE", "LivePoint", "MemoryEstimate", "check_function", "estimate_lowered"]
@@ -152,7 +152,7 @@ def _holders(
     more, recording who holds each block right after the allocation that makes the peak."""
     entry = mod[func]
     shapes = [None if s is None else [int(d) for d in s] for s in entry_shapes(entry, input_shapes)]
-    machine = Machine(mod, best.choices, return_slot, snapshot_tick=best.peak_tick)
+    machine = AbstractVM(mod, best.choices, return_slot, snapshot_tick=best.peak_tick)
     machine.call(func, entry, [EMPTY] * len(entry.params), shapes)
     run = machine.run
     from tvm import relax
@@ -185,7 +185,7 @@ def _explore(mod: Any, func: str, input_shapes: Any, return_slot: bool) -> _Sear
         if len(runs) == MAX_PATHS:
             return _Search(runs, False)
         forced = pending.pop()
-        machine = Machine(mod, forced, return_slot)
+        machine = AbstractVM(mod, forced, return_slot)
         # inputs are the caller's: they hold no blocks of the program
         machine.call(func, entry, [EMPTY] * len(entry.params), shapes)
         run = machine.run

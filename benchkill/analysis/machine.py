@@ -1,6 +1,6 @@
 """The abstract execution of a lowered Relax module behind :mod:`.liveness`.
 
-:class:`Machine` runs one path through the If branches of a lowered module, following
+:class:`AbstractVM` runs one path through the If branches of a lowered module, following
 what the bytecode VM frees and when (the rules are in :mod:`.liveness`'s docstring).  It
 counts live block bytes and the pooled allocator's total, and follows every block from
 its allocation to its release (:class:`~benchkill.analysis.holders.Lifetime`): who held
@@ -60,7 +60,7 @@ class Run:
     held: dict[int, list[str]] = field(default_factory=dict)  # at snapshot_tick
 
 
-class Machine:
+class AbstractVM:
     """Executes lowered Relax abstractly, counting live block bytes (module docstring)."""
 
     def __init__(

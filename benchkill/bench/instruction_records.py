@@ -29,6 +29,9 @@ from benchkill.bench.instructions import (
 )
 from benchkill.bench.model import FAILED, OK, CaseSpec, Record
 
+#: The case parameters a record keeps (``model``: the real family's case).
+_PARAMS = ("family", "model", "bindings", "n_ops", "seed")
+
 
 class CountingSuite:
     """A suite (the pass suite) whose cases also count instructions
@@ -59,7 +62,7 @@ class CountingSuite:
         counted = self._counted.pop(spec.key)
         if not isinstance(counted, Exception):
             return records + counted
-        params = {k: spec.params[k] for k in ("family", "bindings", "n_ops", "seed")}
+        params = {k: spec.params[k] for k in _PARAMS if k in spec.params}
         error = f"{type(counted).__name__}: {' '.join(str(counted).split())}"
         failed = Record(
             suite=spec.suite,
@@ -88,12 +91,16 @@ class CountingSuite:
 def case_records(
     suite: str, specs: Sequence[CaseSpec], impls: Sequence[str], repeats: int, **options: Any
 ) -> list[list[Record]]:
-    """Per case of the pass suite (params ``family``, ``bindings``, ``n_ops``, ``seed``),
+    """Per case of the pass suite (params ``family``, ``bindings``, ``n_ops``, ``seed``;
+    ``model`` in the real family, counted on :func:`benchkill.inputs.real_pass.pass_input`),
     ``pass_instructions`` per implementation and ``instructions_vs_tvm``; every case of
     an implementation is counted in one child, the implementations' children at once."""
     jobs = [
         dict(
-            cases=[(s.params["family"], s.params["n_ops"], s.params["seed"]) for s in specs],
+            cases=[
+                (s.params["family"], s.params.get("model", s.params["n_ops"]), s.params["seed"])
+                for s in specs
+            ],
             impl=impl,
             repeats=repeats,
         )
@@ -115,7 +122,7 @@ def _records(suite: str, spec: CaseSpec, results: dict[str, Counts]) -> list[Rec
         return Record(
             suite=suite,
             name=spec.name,
-            params={**{k: p[k] for k in ("family", "bindings", "n_ops", "seed")}, "impl": impl},
+            params={**{k: p[k] for k in _PARAMS if k in p}, "impl": impl},
             metric=metric,
             unit=unit,
             samples=tuple(float(s) for s in samples),

@@ -3,10 +3,12 @@
 Runs under ``valgrind --tool=callgrind --instr-atstart=no`` as
 ``python -P -m benchkill.bench.instructions_child HOOKS IMPL REPEATS CASE...`` (HOOKS:
 the path of pytest-codspeed's compiled client-request hooks; each CASE is
-``FAMILY:N_OPS:SEED``).  The cases are counted one after the other in this one process
-(importing TVM under valgrind is most of a child's cost: ~10 of its 12 s on a 3,000-binding
-case).  Nothing is counted while a module is generated and the pass made; then the pass
-is applied ``1 + REPEATS`` times to it, each in its own window::
+``FAMILY:N_OPS:SEED``, or ``real:NAME:SEED`` for a case of the real family: the model is
+exported and lowered in this child, uncounted, about 60 times slower than natively).
+The cases are counted one after the other in this one process (importing TVM under
+valgrind is most of a child's cost: ~10 of its 12 s on a 3,000-binding case).  Nothing
+is counted while a module is generated and the pass made; then the pass is applied
+``1 + REPEATS`` times to it, each in its own window::
 
     gc.collect(); CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION
     out = pass_(mod)
@@ -33,7 +35,24 @@ import sys
 
 LABEL_PREFIX = "benchkill-instr:"
 RESULT_PREFIX = "INSTR_RESULT "
-IMPLS = ("benchkill", "tvm", "naive")
+IMPLS = ("benchkill", "tvm", "naive", "floor")
+
+
+class FloorOf:
+    """``floor``: the floor work of each module's ``main``
+    (:func:`benchkill.passes.profile.floor_work`), found by :meth:`prepare` outside the
+    windows, so a window counts :meth:`FloorWork.run` alone."""
+
+    def __init__(self) -> None:
+        self.work = None
+
+    def prepare(self, mod) -> None:
+        from benchkill.passes.profile import floor_work
+
+        self.work = floor_work(mod["main"])
+
+    def __call__(self, mod):
+        return self.work.run()
 
 
 class Callgrind:
@@ -86,6 +105,8 @@ def make_pass(impl: str):
         from benchkill.passes.naive import NaiveKillAfterLastUse
 
         return NaiveKillAfterLastUse()
+    if impl == "floor":
+        return FloorOf()
     raise SystemExit(f"instructions_child: unknown implementation {impl!r}")
 
 
@@ -113,14 +134,16 @@ def main(argv: list[str]) -> int:
     cg = Callgrind(hooks)
     import tvm
 
-    from benchkill.inputs.families import generate
+    from benchkill.inputs.real_pass import pass_input
     from benchkill.relax.counting import count_bindings
 
     pass_ = make_pass(impl)
     bindings = []
     for index, case in enumerate(cases):
-        family, n_ops, seed = case.split(":")
-        mod = generate(family, int(n_ops), int(seed))
+        family, size, seed = case.split(":")
+        mod = pass_input(family, size, int(seed))
+        if isinstance(pass_, FloorOf):
+            pass_.prepare(mod)
         windows(pass_, mod, int(repeats), cg, index)
         bindings.append(count_bindings(mod))
         del mod

@@ -1,10 +1,13 @@
 """Side-by-side timing in one process: interleaved runs, warm-up, time budgets, an
 injectable clock.
 
-Running implementations A, B, C as ``A B C A B C ...`` instead of ``A A A B B B ...``
-spreads slow drifts of a shared machine (other jobs, thermal state) evenly over all of
-them, so their ratio per round is meaningful.  The clock is a parameter so tests can
-drive the loop with a fake one; nothing here asserts or interprets wall-clock times.
+Running implementations A, B, C as ``A B C B C A C A B C B A ...`` instead of ``A A A B
+B B ...`` spreads slow drifts of a shared machine (other jobs, thermal state) evenly over all
+of them, so their ratio per round is meaningful.  The order rotates from round to round
+so no implementation always runs first, or always right after the same other one (a
+short function run right after TVM's pass was measured a few percent slower).  The clock
+is a parameter so tests can drive the loop with a fake one; nothing here asserts or
+interprets wall-clock times.
 """
 
 from __future__ import annotations
@@ -109,6 +112,9 @@ def interleave(
 ) -> Interleaved:
     """Run every function ``warmup`` times, then interleaved timed rounds.
 
+    Warm-up runs go in the order of ``functions``; timed round ``i`` runs them in the
+    order :func:`round_order` gives, so none always runs first or after the same one.
+
     ``repeats``: the number of timed rounds, a :class:`RoundBudget`, or a function of
     the warm-up timings.  With ``cpu_clock`` (e.g. ``time.process_time``) each timed
     round is also measured in CPU time, which other jobs on a shared machine disturb far
@@ -135,6 +141,7 @@ def interleave(
     if warmup < 1:
         raise BenchkillError("interleave: at least one warm-up run is needed")
     budgets = dict(budgets or {})
+    ordered = list(functions.items())
     warm: dict[str, list[float]] = {name: [] for name in functions}
     warm_cpu: dict[str, float] = {}
     timed: dict[str, list[float]] = {name: [] for name in functions}
@@ -173,7 +180,7 @@ def interleave(
         while rounds is None or done < rounds:
             gc.collect()
             unbudgeted = 0.0
-            for name, fn in functions.items():
+            for name, fn in round_order(ordered, done):
                 samples = timed[name]
                 if name in budgets:
                     last = samples[-1] if samples else warm[name][-1]
@@ -212,6 +219,21 @@ def interleave(
         from_warmup=frozenset(from_warmup),
         checked=checked,
     )
+
+
+def round_order(items: list[Any], index: int) -> list[Any]:
+    """The order of timed round ``index``: ``items`` rotated left by ``index``, and
+    reversed in every other cycle of ``len(items)`` rounds.
+
+    Rotation alone keeps the cyclic order (with A B C, A always follows C unless it runs
+    first); reversing every other cycle makes each item follow every other one too.
+    """
+    count = len(items)
+    shift = index % count
+    order = items[shift:] + items[:shift]
+    if (index // count) % 2:
+        order.reverse()
+    return order
 
 
 def budget_repeats(budget_seconds: float, minimum: int, maximum: int) -> RoundBudget:

@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     from benchkill.bench.git import commit_order, repo_root
     from benchkill.reporting.changepoints import find_changes
     from benchkill.reporting.formatting import format_value
-    from benchkill.results.asv_import import load_any
+    from benchkill.results.loading import load_any
 
     runs = [(p, load_any(p)) for p in expand(args.paths)]
     runs = _one_machine(runs, args.machine)

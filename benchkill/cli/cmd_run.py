@@ -42,17 +42,18 @@ SUITE_GUIDE = {
         "what": SUITE_TEXTS["pass"],
         "quick_cases": 5,
         "quick_time": "10-15 s",
-        "full_cases": 46,
-        "full_what": "6 families x 7 sizes, 1k-600k bindings, and 4 real decoders",
-        "full_time": "10-16 min",
+        "full_cases": 52,
+        "full_what": "6 families x 7 sizes, 1k-600k bindings, 4 real decoders;\n"
+        "         family real: 6 PyTorch models, with the [models] extra",
+        "full_time": "11-17 min",
     },
     "vm": {
         "what": SUITE_TEXTS["vm"],
-        "quick_cases": 8,
-        "quick_time": "about 2 min",
-        "full_cases": 17,
-        "full_what": "7 workloads x 2 exec modes, calibration, naive allocator",
-        "full_time": "about 13 min",
+        "quick_cases": 9,
+        "quick_time": "about 2.5 min",
+        "full_cases": 31,
+        "full_what": "7 workloads x 2 exec modes, calibration, naive, 14 real-model cases",
+        "full_time": "about 13 min + 2 min per real-model case",
     },
 }
 

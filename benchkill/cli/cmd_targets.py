@@ -8,7 +8,7 @@ from benchkill.cli import common_args as common
 from benchkill.errors import BenchkillError
 from benchkill.reporting.formatting import run_line
 from benchkill.reporting.targets import format_targets
-from benchkill.results.asv_import import load_any
+from benchkill.results.loading import load_any
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from benchkill.bench.model import FLOOR, OK
-from benchkill.stats import loglog_slope
+from benchkill.stats import scaling_exponents
 
 #: benchkill / TVM targets: at 3,000 bindings, at 30,000 and more, chain at 200,000, model
 SMALL, SMALL_TARGET = 3_000, 0.3
@@ -142,24 +142,20 @@ def pass_targets(records: Sequence[Any], metric: str | None = None) -> list[dict
     return rows
 
 
-def scaling_exponents(
+def family_exponents(
     records: Sequence[Any],
     family: str = "chain",
     span: tuple[int, int] = EXPONENT_RANGE,
     metric: str | None = None,
 ) -> dict[str, float]:
-    """Slope of log(min time) vs log(bindings) per implementation of ``family``, over the
-    sizes (nominal bindings) within ``span``; implementations with one size are left out."""
+    """Scaling exponent (:func:`benchkill.stats.scaling_exponents` of the least times) per
+    implementation of ``family``, over the sizes (nominal bindings) within ``span``;
+    implementations with one size are left out."""
     points: dict[str, list[tuple[float, float]]] = {}
     for (fam, bindings, impl), seconds in _times(records, metric or pick_metric(records)).items():
         if fam == family and span[0] <= bindings <= span[1]:
             points.setdefault(impl, []).append((float(bindings), seconds))
-    slopes = {}
-    for impl, pts in sorted(points.items()):
-        if len(pts) >= 2:
-            xs, ys = zip(*sorted(pts), strict=True)
-            slopes[impl] = loglog_slope(list(xs), list(ys))[0]
-    return slopes
+    return scaling_exponents(dict(sorted(points.items())))
 
 
 def pass_families(records: Sequence[Any]) -> list[str]:
@@ -176,7 +172,7 @@ def benchkill_exponents(
     family measured at two sizes or more in that range (the target holds on each)."""
     out = {}
     for family in pass_families(records):
-        slope = scaling_exponents(records, family, metric=metric).get("benchkill")
+        slope = family_exponents(records, family, metric=metric).get("benchkill")
         if slope is not None:
             out[family] = slope
     return out
@@ -253,7 +249,7 @@ def _pass_lines(records: Sequence[Any]) -> list[str]:
         lines.append(f"| {row['figure']} | {value} | {row['target']} | {result} |")
     lo, hi = EXPONENT_RANGE
     for family in pass_families(records):
-        for impl, slope in scaling_exponents(records, family, metric=metric).items():
+        for impl, slope in family_exponents(records, family, metric=metric).items():
             target = f"<= {EXPONENT_TARGET}" if impl == "benchkill" else REPORTED
             result = _MET[met(slope, "<=", EXPONENT_TARGET)] if impl == "benchkill" else ""
             lines.append(

@@ -12,7 +12,7 @@ from tvm import relax
 from benchkill.bench.model import FAILED, OK, Record
 from benchkill.bench.suites import load_suite
 from benchkill.bench.suites import pass_suite as ps
-from benchkill.bench.timing import budget_repeats, interleave, peak_python_memory
+from benchkill.bench.timing import budget_repeats, interleave, peak_python_memory, round_order
 from benchkill.errors import BenchkillError
 from benchkill.inputs.families import FAMILIES
 from benchkill.passes.naive import NaiveKillAfterLastUse
@@ -21,7 +21,7 @@ from tests.conftest import FakeClock
 # --- timing ------------------------------------------------------------------------
 
 
-def test_interleave_runs_rounds_in_order_and_keeps_warmup_outputs():
+def test_interleave_rotates_the_rounds_and_keeps_warmup_outputs():
     calls = []
 
     def make(name):
@@ -34,7 +34,8 @@ def test_interleave_runs_rounds_in_order_and_keeps_warmup_outputs():
     result = interleave(
         {"a": make("a"), "b": make("b"), "c": make("c")}, repeats=2, warmup=1, clock=FakeClock(0.5)
     )
-    assert calls == ["a", "b", "c"] * 3
+    # warm-up in the given order, then each timed round starts one further on
+    assert calls == ["a", "b", "c"] + ["a", "b", "c"] + ["b", "c", "a"]
     assert result.samples == {"a": (0.5, 0.5), "b": (0.5, 0.5), "c": (0.5, 0.5)}
     assert result.warmup == {"a": (0.5,), "b": (0.5,), "c": (0.5,)}
     assert result.outputs == {"a": "out-a-1", "b": "out-b-2", "c": "out-c-3"}
@@ -76,7 +77,40 @@ def test_interleave_with_a_budget_decides_the_rounds_after_the_first():
     # each run takes 1 s: the first round takes 2 s, 7 s hold 3 rounds in all
     result = interleave(functions, repeats=budget_repeats(7.0, 2, 10), clock=FakeClock(1.0))
     assert result.samples == {"a": (1.0,) * 3, "b": (1.0,) * 3}
-    assert calls == ["a", "b"] * 4  # warm-up and three rounds
+    assert calls == ["a", "b"] * 2 + ["b", "a", "b", "a"]  # warm-up and three rounds
+
+
+def test_no_function_always_runs_first_or_after_the_same_one():
+    calls = []
+    names = "abc"
+    functions = {name: (lambda name=name: calls.append(name)) for name in names}
+    interleave(functions, repeats=6, warmup=1, clock=FakeClock())
+    rounds = [calls[i : i + 3] for i in range(3, len(calls), 3)]
+    firsts = [r[0] for r in rounds]
+    assert sorted(firsts) == sorted(names * 2)  # each first in one round of three
+    after_a = {r[r.index("a") - 1] for r in rounds if r.index("a") > 0}
+    assert after_a == {"b", "c"}
+
+
+def test_rotation_keeps_the_samples_of_one_round_together():
+    # each function's n-th sample comes from round n, whatever its place in the round
+    clock = FakeClock(1.0)
+    ticks = {}
+
+    def make(name):
+        def fn():
+            ticks.setdefault(name, []).append(clock.now)
+
+        return fn
+
+    result = interleave({n: make(n) for n in "ab"}, repeats=4, clock=clock)
+    assert len(result.samples["a"]) == len(result.samples["b"]) == 4
+    for i in range(4):  # both runs of round i happen between those of rounds i-1 and i+1
+        assert abs(ticks["a"][i + 1] - ticks["b"][i + 1]) < 4
+    assert [round_order([1, 2, 3], i) for i in (0, 1, 2, 3, 4, 5, 6)] == [
+        [1, 2, 3], [2, 3, 1], [3, 1, 2], [3, 2, 1], [1, 3, 2], [2, 1, 3], [1, 2, 3]
+    ]  # fmt: skip
+    assert round_order([1], 7) == [1]
 
 
 def test_a_function_with_its_own_budget_stops_before_going_over():
@@ -151,7 +185,8 @@ def test_suite_is_registered():
     assert ps.NAME == "pass"
 
 
-def test_cases_cover_families_and_sizes_with_unique_keys():
+def test_cases_cover_families_and_sizes_with_unique_keys(monkeypatch):
+    monkeypatch.setattr(ps, "missing", lambda: "no models")  # the real family: its own test
     full = ps.cases(quick=False)
     assert {(c.params["family"], c.params["bindings"]) for c in full} == {
         (f, b) for f in FAMILIES if f != "model" for b in ps.SIZES
@@ -235,9 +270,12 @@ def test_the_naive_port_runs_in_rounds_of_its_own_after_benchkill_and_tvm():
 
     passes = {name: logged(name, p) for name, p in ps.implementations().items()}
     records = ps.run_case(ps.case("chain", 30), clock=FakeClock(1.0), passes=passes)
-    # a warm-up and 5 rounds of benchkill and TVM; the naive port's warm-up, TVM's pass
-    # for its check, then the one round of 1 s in its budget of 1.5 s
-    assert calls == ["benchkill", "tvm"] * 6 + ["naive", "tvm"] + ["naive"] * 1
+    # a warm-up and 5 rounds of benchkill, TVM and the floor (not logged), rotated:
+    # b t f, t f b, f b t, f t b, b f t; the naive port's warm-up, TVM's pass for its
+    # check, then the one round of 1 s in its budget of 1.5 s
+    pair, swapped = ["benchkill", "tvm"], ["tvm", "benchkill"]
+    rounds = pair + swapped + pair + swapped + pair
+    assert calls == pair + rounds + ["naive", "tvm"] + ["naive"] * 1
     assert all(r.status == OK for r in records), [r.error for r in records]
     assert len(_by(records)[("naive", ps.TIME)].samples) == 1
 
@@ -269,7 +307,7 @@ def test_a_case_keeps_neither_its_module_nor_any_output_alive(monkeypatch):
     whole process did before e2dc6fd.  Weak references to the module each case generates
     and to every pass output (warm-up and timed rounds) must all be dead once the case has
     returned; ``gc.collect`` first, so only a real holder (a cache) keeps one."""
-    made, real_generate = [], ps.generate
+    made, real_generate = [], ps.pass_input
 
     def generate(*args):
         mod = real_generate(*args)
@@ -284,7 +322,7 @@ def test_a_case_keeps_neither_its_module_nor_any_output_alive(monkeypatch):
 
         return run
 
-    monkeypatch.setattr(ps, "generate", generate)
+    monkeypatch.setattr(ps, "pass_input", generate)
     for family, bindings in (("model", 300), ("chain", 1000)):
         passes = {name: recording(p) for name, p in ps.implementations(True).items()}
         records = ps.run_case(ps.case(family, bindings), clock=FakeClock(), passes=passes)
@@ -333,9 +371,11 @@ def test_the_floor_runs_in_benchkill_and_tvm_rounds_and_only_with_benchkill(monk
     monkeypatch.setattr(ps, "floor_work", logged_work)
     passes = {name: logged(name, p) for name, p in ps.implementations().items()}
     records = ps.run_case(ps.case("chain", 30), clock=FakeClock(1.0), passes=passes)
-    # a warm-up and 5 rounds; the floor in the first (1 s of its budget of 1.5 s)
-    both, three = ["benchkill", "tvm"], ["benchkill", "tvm", ps.FLOOR]
-    assert calls == three * 2 + both * 4 + ["naive", "tvm"] + ["naive"] * 1
+    # a warm-up and 5 rotated rounds; the floor in the first (1 s of its budget of 1.5 s)
+    both, swapped = ["benchkill", "tvm"], ["tvm", "benchkill"]
+    three = [*both, ps.FLOOR]
+    rounds = three + swapped + both + swapped + both
+    assert calls == three + rounds + ["naive", "tvm"] + ["naive"] * 1
     by = _by(records)
     floor = by[(ps.FLOOR, ps.TIME)]
     assert floor.status == OK and floor.extra["warmup_seconds"] == [1.0]
@@ -370,7 +410,7 @@ def test_a_function_for_the_fallback_has_no_floor():
             return y
 
     assert ps.floor_work(Dataflow) is None
-    assert ps.floor_work(ps.generate("chain", 10, 0)) is not None
+    assert ps.floor_work(ps.pass_input("chain", 10, 0)) is not None
 
 
 def test_a_failed_benchkill_fails_the_floor_records_too():
@@ -458,7 +498,7 @@ def test_time_over_floor_is_benchkill_over_the_floor_round_by_round(monkeypatch)
 
 def test_output_errors_leave_the_floor_out():
     """The floor's run returns a function that is not a pass's output: never compared."""
-    mod = ps.generate("chain", 10, 0)
+    mod = ps.pass_input("chain", 10, 0)
     tvm_out = relax.transform.KillAfterLastUse()(mod)
     assert ps.output_errors({"tvm": tvm_out, ps.FLOOR: mod, "benchkill": tvm_out}) == {}
     assert set(ps.output_errors({"tvm": tvm_out, "benchkill": mod})) == {"benchkill"}

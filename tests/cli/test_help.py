@@ -116,7 +116,7 @@ def test_every_command_lists_the_exit_codes_it_gives(capsys, monkeypatch, comman
 
 def test_the_commands_that_give_a_verdict_say_what_a_bad_answer_is():
     verdicts = {c for c in COMMANDS if getattr(command_module(c), "BAD_ANSWER", None)}
-    assert verdicts == {"compare", "verify", "fuzz", "equivalence", "history", "bisect"}
+    assert verdicts == {"compare", "verify", "fuzz", "equivalence", "memory", "history", "bisect"}
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))

@@ -107,22 +107,6 @@ def test_profile_floor_command(capsys):
     assert "scaling exponents" not in out  # one size: no slope
 
 
-def test_scaling_exponents_are_the_slopes_of_each_timing():
-    from benchkill.cli.cmd_profile import scaling_exponents
-
-    points = [
-        (1_000, {"linear": 1.0, "quadratic": 1.0, "partial": 2.0}),
-        (10_000, {"linear": 10.0, "quadratic": 100.0}),
-        (100_000, {"linear": 100.0, "quadratic": 10_000.0}),
-    ]
-    exponents = scaling_exponents(points)
-    assert exponents.keys() == {"linear", "quadratic"}  # "partial" lacks two sizes
-    assert abs(exponents["linear"] - 1.0) < 1e-12
-    assert abs(exponents["quadratic"] - 2.0) < 1e-12
-    assert scaling_exponents(points[:1]) == {}
-    assert scaling_exponents([points[0], points[0]]) == {}  # one distinct size
-
-
 def test_profile_several_sizes_ends_with_the_exponents(capsys):
     assert main(["profile", "--generate", "chain", "20", "60", "--repeats", "1", "--floor"]) == 0
     out = capsys.readouterr().out

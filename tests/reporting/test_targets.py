@@ -13,9 +13,9 @@ from benchkill.cli.main import main
 from benchkill.reporting.formatting import machine_text
 from benchkill.reporting.targets import (
     VM_TARGETS,
+    family_exponents,
     format_targets,
     pass_targets,
-    scaling_exponents,
     vm_targets,
 )
 from benchkill.results.store import load
@@ -91,29 +91,29 @@ def test_benchkill_over_its_floor_is_reported_beside_benchkill_over_tvm_where_ti
     assert "| benchkill / floor time, chain at 3,000 bindings | 2.000 | reported |  |" in (
         format_targets(records)
     )
-    assert scaling_exponents(records + [_record("chain", 30_000, "floor", 0.015)])[
+    assert family_exponents(records + [_record("chain", 30_000, "floor", 0.015)])[
         "floor"
     ] == pytest.approx(1.0)
 
 
-def test_scaling_exponents_recover_the_power_law():
-    slopes = scaling_exponents(_records(exponent=1.1))
+def test_family_exponents_recover_the_power_law():
+    slopes = family_exponents(_records(exponent=1.1))
     assert slopes["benchkill"] == pytest.approx(1.1)
     assert slopes["tvm"] == pytest.approx(1.2)
     assert slopes["naive"] == pytest.approx(1.0)
     assert "**no**" in format_targets(_records(exponent=1.1))  # 1.1 > 1.0
 
 
-def test_scaling_exponents_need_two_sizes_and_skip_failures():
+def test_family_exponents_need_two_sizes_and_skip_failures():
     records = [_record("tree", n, "tvm", 2e-7 * n**1.5) for n in (1_000, 10_000, 100_000)]
     records += [_record("tree", n, "benchkill", 3e-6 * n) for n in (1_000, 30_000)]
     records += [_record("tree", 1_000, "naive", 1.0)]  # one size only: no fit
     records += [_record("tree", 300, "benchkill", 99.0, status=FAILED)]  # ignored
-    slopes = scaling_exponents(records, family="tree", span=(0, math.inf))
+    slopes = family_exponents(records, family="tree", span=(0, math.inf))
     assert set(slopes) == {"tvm", "benchkill"}
     assert slopes["tvm"] == pytest.approx(1.5, rel=1e-9)
     assert slopes["benchkill"] == pytest.approx(1.0, rel=1e-9)
-    assert scaling_exponents(records) == {}  # no chain records
+    assert family_exponents(records) == {}  # no chain records
 
 
 def test_failed_records_and_missing_sizes_give_no_figure():

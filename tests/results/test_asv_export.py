@@ -14,7 +14,7 @@ import threading
 import pytest
 
 from benchkill.cli.main import main
-from benchkill.results.asv_import import load_any
+from benchkill.results.loading import load_any
 from benchkill.results.store import save
 from tests.conftest import make_record, make_results
 

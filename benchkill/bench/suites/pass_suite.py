@@ -1,7 +1,10 @@
 """Suite "pass": time KillAfterLastUse on generated modules, three implementations and a floor.
 
-A case is one module: a generated family x size in bindings, or a real decoder of the
-``model`` family (:mod:`benchkill.inputs.models`, 300 to 3,000 bindings).  On it, in one
+A case is one module: a generated family x size in bindings, a real decoder of the
+``model`` family (:mod:`benchkill.inputs.models`, 300 to 3,000 bindings), or the kill
+step's input of a PyTorch model of the ``real`` family (:mod:`benchkill.inputs.real_pass`:
+torchvision CNNs dynamic and static, a transformer encoder and decoder; skipped with one
+line without the ``[models]`` extra).  On it, in one
 process, the suite times benchkill's pass, TVM's C++ pass and the floor interleaved round
 by round, then the naive Python port.  Time budgets keep the whole sweep within minutes:
 
@@ -36,11 +39,13 @@ Each case also
   the floor ran in (:data:`OVER_FLOOR`; none when its one sample is its warm-up).
 
 The scaling exponent (slope of log time vs log bindings) is fitted across cases by
-:func:`benchkill.reporting.targets.scaling_exponents`.
+:func:`benchkill.reporting.targets.family_exponents` (the rule of
+:func:`benchkill.stats.scaling_exponents`).
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -50,8 +55,9 @@ from tvm import relax
 
 from benchkill.bench.model import FAILED, FLOOR, OK, CaseSpec, Record
 from benchkill.bench.timing import Clock, Interleaved, RoundBudget, interleave
-from benchkill.inputs.families import FAMILIES, generate, ops_for_bindings
+from benchkill.inputs.families import FAMILIES, ops_for_bindings
 from benchkill.inputs.models import NAME as MODEL
+from benchkill.inputs.real_pass import REAL, REAL_CASES, missing, pass_input, release
 from benchkill.relax.counting import count_bindings
 from benchkill.stats import round_ratios
 
@@ -144,13 +150,33 @@ def case(family: str, bindings: int, seed: int = SEED) -> CaseSpec:
     return CaseSpec(NAME, family, params)
 
 
+def real_case(name: str) -> CaseSpec:
+    """The case of the real-model case ``name`` (:data:`REAL_CASES`); its ``bindings``
+    and ``n_ops`` are the nominal bindings, the actual count is recorded."""
+    bindings = REAL_CASES[name][2]
+    params = {"family": REAL, "model": name, "bindings": bindings, "n_ops": bindings, "seed": SEED}
+    return CaseSpec(NAME, REAL, params)
+
+
+def real_cases() -> list[CaseSpec]:
+    """The ``real`` family's cases, or none (and one line on stderr) without the
+    ``[models]`` extra."""
+    reason = missing()
+    if reason is not None:
+        print(f"pass suite: {reason}", file=sys.stderr)
+        return []
+    return [real_case(name) for name in REAL_CASES]
+
+
 def cases(quick: bool) -> list[CaseSpec]:
-    """Every family at every size, smallest sizes first; ``quick``: :data:`QUICK`."""
+    """Every family at every size, smallest sizes first, then the ``real`` family;
+    ``quick``: :data:`QUICK`."""
     if quick:
         return [case(family, bindings) for family, bindings in QUICK]
     pairs = [(bindings, family) for bindings in SIZES for family in GENERATED]
     pairs += [(bindings, MODEL) for bindings in MODEL_SIZES]
-    return [case(family, bindings) for bindings, family in sorted(pairs, key=lambda p: p[0])]
+    ordered = [case(family, bindings) for bindings, family in sorted(pairs, key=lambda p: p[0])]
+    return ordered + real_cases()
 
 
 def instruction_records(specs: list[CaseSpec]) -> list[list[Record]]:
@@ -228,7 +254,9 @@ def run_case(
     p = spec.params
     family, bindings, n_ops, seed = p["family"], p["bindings"], p["n_ops"], p["seed"]
     t0 = clock()
-    mod = generate(family, n_ops, seed)
+    mod = pass_input(family, p.get("model", n_ops), seed)
+    if family == REAL:
+        release()  # the registry's cache: nothing of the case outlives it
     generate_seconds = clock() - t0
     actual_bindings = count_bindings(mod)
     if passes is None:
@@ -286,6 +314,7 @@ def run_case(
             name=spec.name,
             params={
                 "family": family,
+                **({"model": p["model"]} if "model" in p else {}),
                 "bindings": bindings,
                 "n_ops": n_ops,
                 "impl": impl,

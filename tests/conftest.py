@@ -165,14 +165,18 @@ def write_results(path, factor=1.0, name="chain", version=None):
 
 
 class FakeClock:
-    """A clock whose readings are ``start``, ``start + step``, ...: every interval is ``step``."""
+    """A clock whose readings are ``start``, ``start + step``, ...: every interval is ``step``;
+    with ``steps``, the intervals between readings are those, in turn (repeated)."""
 
-    def __init__(self, step=1.0, start=0.0):
-        self.now = start - step
-        self.step = step
+    def __init__(self, step=1.0, start=0.0, steps=None):
+        self.now = start
+        self.steps = tuple(steps) if steps else (step,)
+        self.readings = 0
 
     def __call__(self):
-        self.now += self.step
+        if self.readings:
+            self.now += self.steps[(self.readings - 1) % len(self.steps)]
+        self.readings += 1
         return self.now
 
 

@@ -54,12 +54,26 @@ def _dotted(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
-    """(line, absolute module) of every import in ``path``, function-level ones included."""
+def _type_only(tree: ast.AST) -> set[int]:
+    """ids of the nodes under ``if TYPE_CHECKING:`` (never run)."""
+    guarded = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            guarded |= {id(n) for child in node.body for n in ast.walk(child)}
+    return guarded
+
+
+def _imports(path: Path, run_only: bool = False) -> list[tuple[int, str]]:
+    """(line, absolute module) of every import in ``path``, function-level ones included
+    (``run_only``: not those under ``if TYPE_CHECKING:``)."""
     me = _dotted(path)
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    skipped = _type_only(tree) if run_only else set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -151,3 +165,64 @@ def test_the_rule_checker_sees_a_wrong_import(tmp_path):
     assert _may_import("benchkill.reporting.plot", "benchkill.bench.model")
     assert _may_import("benchkill.cli.main", "benchkill.reporting.plot")
     assert not _may_import("benchkill.relax.ops", "benchkill.cli.main")
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """benchkill module -> the benchkill modules it imports when it runs (function-level
+    imports too; not the type-checking ones).
+
+    A module's own parent packages are left out: Python runs them before the module in
+    any case (``from benchkill.passes import plan`` inside ``benchkill.passes.x``)."""
+    modules = {_dotted(path): path for path in _modules()}
+    return {
+        name: {
+            target
+            for _, target in _imports(path, run_only=True)
+            if target in modules and target != name and not name.startswith(target + ".")
+        }
+        for name, path in modules.items()
+    }
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circle():
+    """No two modules import each other, directly or through others (lazy imports count)."""
+    circles = _circles(_import_graph())
+    assert not circles, "import circles:\n" + "\n".join(" <-> ".join(c) for c in circles)
+
+
+def test_the_circle_finder_sees_a_circle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _circles(graph) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []

@@ -134,8 +134,8 @@ def main(argv: list[str]) -> int:
     cg = Callgrind(hooks)
     import tvm
 
-    from benchkill.inputs.families import count_bindings
     from benchkill.inputs.real_pass import pass_input
+    from benchkill.relax.counting import count_bindings
 
     pass_ = make_pass(impl)
     bindings = []

@@ -95,8 +95,9 @@ PYTHON_FIELDS: tuple[tuple[str, str], ...] = (
 #: (name, Machine field) of the allocator the process's malloc calls go to.
 MALLOC_FIELDS: tuple[tuple[str, str], ...] = (("malloc", "malloc"),)
 #: The operating system and its kernel build (``platform.platform()``): between two
-#: sessions here the kernel build changed on the same CPU (``...-fc-v857-...`` to
-#: ``...-fc-v1147-...``), a change of the software under both passes.
+#: runs here (2026-12-01 and 2026-12-03) the kernel build changed on the same CPU
+#: (``...-fc-v857-...`` to ``...-fc-v1147-...``), a change of the software under both
+#: passes.
 OS_FIELDS: tuple[tuple[str, str], ...] = (("OS", "os"),)
 #: What ``run --resume`` refuses to mix besides the commit: the interpreter, the malloc,
 #: the operating system and kernel build, and the packages.

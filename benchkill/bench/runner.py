@@ -78,7 +78,7 @@ def clock_text(seconds: float | None) -> str:
 
 
 class _Eta:
-    """Remaining time: the mean time of the cases finished in this session times the
+    """Remaining time: the mean time of the cases finished in this run times the
     cases left (cases differ in size, so it is a rough guide that improves as it goes)."""
 
     def __init__(self) -> None:

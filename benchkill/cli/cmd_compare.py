@@ -9,8 +9,9 @@ from pathlib import Path
 from benchkill.cli import args as types
 from benchkill.cli import common_args as common
 from benchkill.cli.outputs import shown
-from benchkill.reporting.formatting import code_text, comparison_table
-from benchkill.reporting.verdicts import DEFAULT_ALPHA, compare, thresholds_text
+from benchkill.reporting.formatting import code_text, comparison_markdown, comparison_table
+from benchkill.reporting.run_comparison import compare
+from benchkill.reporting.verdicts import DEFAULT_ALPHA, thresholds_text
 from benchkill.reporting.warnings import comparison_warnings
 from benchkill.results.asv_import import load_any
 from benchkill.results.store import Results
@@ -53,7 +54,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="REGEX",
         help="compare only measurements whose 'suite:name[params] metric' matches (default: all)",
     )
-    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "markdown"),
+        default="text",
+        help="text table, JSON, or a Markdown table for a pull request or $GITHUB_STEP_SUMMARY",
+    )
+    p.add_argument("--json", action="store_true", help="the same as --format json")
+    common.add_policy(p)
 
 
 def mixed_code_warnings(files: list[tuple[Path, Results]]) -> list[str]:
@@ -70,11 +78,14 @@ def mixed_code_warnings(files: list[tuple[Path, Results]]) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     base = load_any(args.base)
     new = load_any(args.new)
-    report = compare(base, new, factor=args.factor, alpha=args.alpha, only=args.only)
+    policy = common.policy_of(args)
+    report = compare(base, new, factor=args.factor, alpha=args.alpha, only=args.only, policy=policy)
     warnings = mixed_code_warnings([(args.base, base), (args.new, new)])
     warnings += comparison_warnings(base, new)
-    if args.json:
+    if args.json or args.format == "json":
         print(json.dumps({**report.to_dict(), "warnings": warnings}, indent=1))
+    elif args.format == "markdown":
+        print(comparison_markdown(report, warnings), end="")
     else:
         for line in warnings:
             print(f"warning: {line}")

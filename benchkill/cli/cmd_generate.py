@@ -39,7 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchkill.inputs.families import count_bindings, generate
+    from benchkill.inputs.families import generate
+    from benchkill.relax.counting import count_bindings
 
     mod = generate(args.family, args.n_ops, seed=args.seed)
     if args.count:

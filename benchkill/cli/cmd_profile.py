@@ -84,8 +84,8 @@ def _old_form(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchkill.inputs.families import count_bindings
     from benchkill.passes.profile import profile_function
+    from benchkill.relax.counting import count_bindings
 
     _old_form(args)
     points: list[tuple[int, dict[str, float]]] = []  # (bindings, seconds by timing)

@@ -223,3 +223,25 @@ def add_alpha(p: argparse.ArgumentParser, default: float) -> argparse.Action:
         metavar="A",
         help="significance level of compare's Mann-Whitney U test",
     )
+
+
+# --- the project's policy (thresholds per case, acknowledged regressions) ----------
+
+
+def add_policy(p: argparse.ArgumentParser) -> argparse.Action:
+    """``--policy FILE``: the pyproject.toml whose ``[tool.benchkill]`` is the policy."""
+    return p.add_argument(
+        "--policy",
+        type=Path,
+        metavar="FILE",
+        help="pyproject.toml with [tool.benchkill] thresholds per case and acknowledged "
+        "regressions (default: the nearest pyproject.toml from the working directory; "
+        "docs: guide/alerts)",
+    )
+
+
+def policy_of(args: argparse.Namespace) -> Any:
+    """The :class:`~benchkill.reporting.policy.Policy` that ``--policy`` names."""
+    from benchkill.reporting.policy import find_policy, load_policy
+
+    return find_policy() if args.policy is None else load_policy(args.policy)

@@ -17,6 +17,7 @@ does a failed write to standard output.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
@@ -178,6 +179,13 @@ def make_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         prog="benchkill", description=DESCRIPTION, epilog=EPILOG, formatter_class=HelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"benchkill {__version__}")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also print TVM's own log lines (its C++ warnings), which benchkill keeps "
+        "off the terminal otherwise",
+    )
     sub = parser.add_subparsers(
         title="commands", dest="command", metavar="COMMAND", required=True, parser_class=_Parser
     )
@@ -268,6 +276,17 @@ def _silence_stdout() -> None:
         pass
 
 
+def _show_tvm_log() -> None:
+    """Print the lines of :mod:`benchkill.relax.native_log`'s logger to stderr."""
+    logger = logging.getLogger("benchkill.tvm")
+    if not any(getattr(h, "_benchkill", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("tvm: %(message)s"))
+        handler._benchkill = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     previous = _catch_termination()
@@ -276,6 +295,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout = _Stdout(stdout)  # type: ignore[assignment]
     try:
         args = make_parser(argv).parse_args(argv)
+        if args.verbose:
+            _show_tvm_log()
         code = int(args.func(args) or ExitCode.OK)
         sys.stdout.flush()
         return code

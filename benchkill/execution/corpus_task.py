@@ -289,9 +289,10 @@ def _lowered(mod):
     import tvm
 
     from benchkill.relax.lowering import before_kill
+    from benchkill.relax.native_log import tvm_log_captured
 
     skipped = []
-    with tvm.target.Target("llvm"):
+    with tvm.target.Target("llvm"), tvm_log_captured():
         for step in before_kill():
             try:
                 mod = step(mod)

@@ -23,8 +23,8 @@ binding.  :func:`peak_parts` splits the peak into
 
 which add up to the peak (sizes rounded as the allocator rounds them).  ``dead_bytes`` is
 the part of the live buffers held after their last use: what kills placed there would
-free at that moment.  :func:`explain_peak` measures a module and returns its
-:class:`PeakExplanation`.
+free at that moment.  :func:`~benchkill.execution.measured_peak.explain_peak` measures a module and
+returns its :class:`PeakExplanation`.
 """
 
 from __future__ import annotations
@@ -248,31 +248,3 @@ class PeakExplanation:
             f"{part('shape heaps', p.shape_heap_bytes)}; "
             f"{p.dead_bytes / mib:.2f} MiB held after last use; case: {p.case}"
         )
-
-
-def explain_peak(
-    mod: Any,
-    inputs: Any,
-    *,
-    kill: str | None = "benchkill",
-    exec_mode: str = "bytecode",
-    memory_cfg: str = "pooled",
-    func: str = "main",
-    peak_repeat: int = 3,
-) -> PeakExplanation:
-    """Measure ``mod`` on ``inputs`` with a traced run (:func:`benchkill.measure_vm`) and
-    explain its peak; BenchkillError if the measurement or its trace failed."""
-    from benchkill.errors import BenchkillError
-    from benchkill.execution.vm_measure import measure_vm
-
-    r = measure_vm(
-        mod, inputs, kill=kill, exec_mode=exec_mode, memory_cfg=memory_cfg, func=func,
-        repeat=0, peak_repeat=peak_repeat, timeline=False, trace=True,
-    )  # fmt: skip
-    if not r.ok:
-        raise BenchkillError(f"explain_peak: the measurement failed ({r.stage}): {r.error}")
-    summary = r.trace_summary
-    if summary is None or summary.peak_parts is None:
-        why = r.trace_error or (summary.attribution_error if summary else None)
-        raise BenchkillError(f"explain_peak: no attributed trace: {why}")
-    return PeakExplanation(kill, exec_mode, memory_cfg, int(r.peak_bytes), summary.peak_parts)

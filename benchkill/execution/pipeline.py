@@ -13,6 +13,7 @@ from tvm import relax
 from benchkill.errors import BenchkillError
 from benchkill.relax.lowering import after_kill, before_kill
 from benchkill.relax.lowering import lower_to_kill_input as lower_to_kill_input
+from benchkill.relax.native_log import tvm_log_captured
 from benchkill.vocabulary import KILLS, kill_arg
 
 #: The values ``kill=`` takes: the names of :data:`benchkill.vocabulary.KILL_VARIANTS`,
@@ -56,6 +57,7 @@ def build_pipeline(kill: str | None = "benchkill") -> tvm.ir.transform.Pass:
 
     @tvm.transform.module_pass(opt_level=0, name=f"benchkill_pipeline_{kill}")
     def _pipeline(mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
-        return tvm.transform.Sequential(before_kill() + middle + after_kill())(mod)
+        with tvm_log_captured():
+            return tvm.transform.Sequential(before_kill() + middle + after_kill())(mod)
 
     return _pipeline

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from benchkill.execution.child import error_text
+from benchkill.relax.native_log import tvm_log_captured
 
 
 @dataclass(frozen=True)
@@ -79,8 +80,9 @@ def build_library(
 
     t0 = time.perf_counter()
     try:
-        lowered, kill_input, target = lower(mod, kill, rekill)
-        ex = relax.build(lowered, target=target, relax_pipeline=None, exec_mode=exec_mode)
+        with tvm_log_captured():
+            lowered, kill_input, target = lower(mod, kill, rekill)
+            ex = relax.build(lowered, target=target, relax_pipeline=None, exec_mode=exec_mode)
     except Exception as exc:  # noqa: BLE001 - a failed build is a result
         return Built(error=error_text(exc), stage="build")
     seconds = time.perf_counter() - t0

@@ -26,6 +26,7 @@ from tvm import relax
 from benchkill.errors import BenchkillError, check_int
 from benchkill.inputs import models
 from benchkill.inputs.kernels import KERNELS, Atoms, i64
+from benchkill.relax.counting import count_bindings
 from benchkill.vocabulary import FAMILIES as _FAMILIES
 
 #: family name -> what its ``main`` is made of, one line each (the names and texts of
@@ -326,28 +327,6 @@ def generate(family: str, n_ops: int, seed: int = 0) -> tvm.IRModule:
     main_gv = tvm.ir.GlobalVar("main")
     _rx_ffi.UpdateType(main_gv, main.ty)
     return tvm.IRModule({main_gv: main, **atoms.kernel_functions()})
-
-
-def count_bindings(mod: tvm.IRModule) -> int:
-    """Number of Relax bindings in all Relax functions of ``mod``, nested scopes included."""
-    total = 0
-    stack: list = [f for _, f in mod.functions_items() if isinstance(f, relax.Function)]
-    while stack:
-        expr = stack.pop()
-        if isinstance(expr, relax.Function):
-            stack.append(expr.body)
-        elif isinstance(expr, relax.SeqExpr):
-            for block in expr.blocks:
-                bindings = block.bindings
-                total += len(bindings)
-                for binding in bindings:
-                    value = binding.value
-                    if isinstance(value, (relax.If, relax.SeqExpr, relax.Function)):
-                        stack.append(value)
-        elif isinstance(expr, relax.If):
-            stack.append(expr.true_branch)
-            stack.append(expr.false_branch)
-    return total
 
 
 @cache

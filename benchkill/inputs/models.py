@@ -117,7 +117,7 @@ def decoder(layers: int, hidden: int, seq: int | str = "n") -> tvm.IRModule:
 @cache
 def size_model() -> tuple[float, float]:
     """(fixed bindings, bindings per layer), from the 1- and 2-layer decoders (exact)."""
-    from benchkill.inputs.families import count_bindings
+    from benchkill.relax.counting import count_bindings
 
     one, two = (count_bindings(_lowered(n, HIDDEN[1])) for n in (1, 2))
     return float(2 * one - two), float(two - one)

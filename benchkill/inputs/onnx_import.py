@@ -29,7 +29,7 @@ import numpy as np
 from benchkill.errors import BenchkillError, one_line
 from benchkill.inputs.dynamic import DynamicDim, check_inputs, parse_all
 from benchkill.inputs.entry_points import require
-from benchkill.inputs.workloads import Workload
+from benchkill.inputs.workload_spec import Workload
 from benchkill.relax.text import check_regular_file
 
 #: An ONNX file larger than this is refused unread (protobuf's own limit is 2 GiB).
@@ -94,10 +94,10 @@ def from_onnx_file(
         axis.dim_param = dim.name
     args = _arguments(graph_inputs, shapes, dtypes, inputs, path)
     try:
-        session = ort.InferenceSession(
+        runtime = ort.InferenceSession(
             model.SerializeToString(), providers=["CPUExecutionProvider"]
         )
-        expected = session.run(None, dict(zip(shapes, args, strict=True)))
+        expected = runtime.run(None, dict(zip(shapes, args, strict=True)))
     except Exception as exc:  # noqa: BLE001 - onnxruntime's errors are many kinds
         raise BenchkillError(f"{path}: onnxruntime cannot run it: {one_line(exc)}") from None
     mod = _import(model, path)

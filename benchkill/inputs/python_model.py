@@ -33,7 +33,7 @@ import numpy as np
 
 from benchkill.errors import BenchkillError
 from benchkill.inputs.entry_points import call_entry_point
-from benchkill.inputs.workloads import Workload
+from benchkill.inputs.workload_spec import Workload
 
 
 def from_python(spec: str) -> Workload:

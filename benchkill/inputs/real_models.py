@@ -41,7 +41,7 @@ from typing import Any
 
 from benchkill.errors import BenchkillError
 from benchkill.inputs.entry_points import require
-from benchkill.inputs.workloads import Workload
+from benchkill.inputs.workload_spec import Workload
 
 SHAPES = ("static", "bounded", "unbounded")
 

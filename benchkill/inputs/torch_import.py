@@ -29,7 +29,7 @@ import numpy as np
 from benchkill.errors import BenchkillError, one_line
 from benchkill.inputs.dynamic import DynamicDim, check_inputs, parse_all
 from benchkill.inputs.entry_points import call_entry_point, require
-from benchkill.inputs.workloads import Workload
+from benchkill.inputs.workload_spec import Workload
 
 PARAMS = ("constants", "inputs")
 

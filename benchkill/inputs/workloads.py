@@ -32,36 +32,17 @@ dimensions values, and whether it is the upstream re-kill scenario.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import numpy as np
 
 from benchkill.errors import BenchkillError, check_int
+from benchkill.inputs.workload_spec import Workload
 
 MiB = 1 << 20
-
-
-@dataclass(frozen=True, eq=False)
-class Workload:
-    """A module to measure, the inputs of ``func`` and what the static estimate needs.
-
-    ``expected`` are the outputs the run must give (flattened depth-first), computed by
-    the framework the model came from, ``reference`` names it ("PyTorch eager",
-    "onnxruntime"); empty for the modules benchkill writes, whose kill variants are
-    compared with each other."""
-
-    name: str
-    mod: Any
-    inputs: tuple[Any, ...]
-    func: str = "main"
-    input_shapes: Mapping[str, Sequence[int]] = field(default_factory=dict)
-    rekill: bool = False
-    description: str = ""
-    expected: tuple[Any, ...] = ()
-    reference: str = ""
 
 
 def _length(mib: Any) -> int:

@@ -53,4 +53,7 @@ def lower_to_kill_input(mod: tvm.IRModule) -> tvm.IRModule:
     """
     import tvm
 
-    return tvm.transform.Sequential(before_kill())(mod)
+    from benchkill.relax.native_log import tvm_log_captured
+
+    with tvm_log_captured():
+        return tvm.transform.Sequential(before_kill())(mod)

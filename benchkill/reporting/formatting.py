@@ -8,10 +8,11 @@ report's Markdown table show, and a report its line of verdict counts.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 from benchkill.bench.model import Machine, canonical_unit
-from benchkill.reporting.verdicts import CompareReport, Comparison
+from benchkill.reporting.verdicts import REGRESSION, CompareReport, Comparison
 from benchkill.results.store import Results
 
 #: The columns of a comparison row.
@@ -107,3 +108,30 @@ def machine_text(m: Machine) -> str:
         f"{m.os or 'unknown OS'}, {python}, apache-tvm {m.tvm_version or '?'}, "
         f"apache-tvm-ffi {m.tvm_ffi_version or '?'}, benchkill {m.benchkill_version or '?'}"
     )
+
+
+def _md_cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def comparison_markdown(report: CompareReport, warnings: Sequence[str] = ()) -> str:
+    """The comparison as GitHub-flavoured Markdown for a pull request's comment or the job
+    summary (``$GITHUB_STEP_SUMMARY``): a verdict line first, warnings, then one table row
+    per measurement, the most urgent first."""
+    worse = report.count(REGRESSION) + len(report.newly_failed)
+    head = "regression" if worse else "no regression"
+    lines = [f"### benchkill compare: {head}", ""]
+    lines.append(f"**{verdict_counts(report)}** ({report.thresholds}; alpha {report.alpha:g})")
+    lines.append("")
+    lines += [f"> warning: {_md_cell(w)}" for w in warnings]
+    if warnings:
+        lines.append("")
+    lines.append("| " + " | ".join(COMPARISON_HEADER) + " |")
+    lines.append("|" + "|".join(["---", *["---:"] * 3, "---", "---"]) + "|")
+    for c in report.comparisons:
+        row = list(comparison_row(c))
+        row[0] = f"`{row[0]}`"
+        if c.verdict == REGRESSION:
+            row[4] = f"**{row[4]}**"
+        lines.append("| " + " | ".join(_md_cell(x) for x in row) + " |")
+    return "\n".join(lines) + "\n"

@@ -30,8 +30,9 @@ from benchkill.reporting.formatting import (
 )
 from benchkill.reporting.headline import memory_saved, met_counts, speedups, target_results
 from benchkill.reporting.plot import plot_results
+from benchkill.reporting.run_comparison import compare
 from benchkill.reporting.targets import REPORTED
-from benchkill.reporting.verdicts import FAILED_VERDICT, IMPROVEMENT, REGRESSION, compare
+from benchkill.reporting.verdicts import FAILED_VERDICT, IMPROVEMENT, REGRESSION
 from benchkill.reporting.warnings import CHECKS, comparison_warnings, suites
 from benchkill.results.store import Results, write_atomic
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from benchkill.bench.model import label
 from benchkill.errors import BenchkillError, ExitCode, MeasurementError
 from benchkill.hooks import HOOK_ENVS, MISSED_KILLS_ENV, SLOWDOWN_ENV
-from benchkill.reporting.verdicts import compare
+from benchkill.reporting.run_comparison import compare
 from benchkill.results.store import Results, load
 
 #: A selection: a name and the ``--only`` pattern of the records it judges.

@@ -26,25 +26,20 @@ kind (:func:`metric_kind`):
   not), within a run and between runs, so a 256 KiB floor would alarm on unchanged code;
   512 KiB is twice that block.
 
-A pass-suite time of benchkill whose case has a ``floor`` record in both runs (the FFI work
-no exact Python pass skips, timed in the same rounds) gets the note ``floor moved R``: the
-same ratio of that floor.  It changes no verdict; a benchkill "regression" that the floor
-shows too is the machine's (README "The floor in every run").
-
-Printing lives in :mod:`benchkill.reporting.formatting`; asv result files are read by
+Two whole runs are matched and classified record by record in
+:mod:`benchkill.reporting.run_comparison`; printing lives in
+:mod:`benchkill.reporting.formatting`; asv result files are read by
 :mod:`benchkill.results.asv_import` into the same :class:`Results`.
 """
 
 from __future__ import annotations
 
 import math
-import re
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from benchkill.bench.model import EXPECTED_FAILURE, FAILED, FLOOR, OK, canonical_unit, label
-from benchkill.errors import BenchkillError
-from benchkill.results.store import ResultRecord, Results
+from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK, canonical_unit, label
+from benchkill.results.store import ResultRecord
 from benchkill.stats import Summary, is_noisy, mann_whitney_u
 
 REGRESSION = "regression"
@@ -54,8 +49,11 @@ NOISY = "noisy"
 INSUFFICIENT = "insufficient samples"
 FAILED_VERDICT = "failed"
 MISSING = "missing"
+#: A regression the project's policy accepts (:mod:`benchkill.reporting.policy`).
+ACKNOWLEDGED = "acknowledged"
 #: Verdicts, in the order a table lists them (most urgent first).
-VERDICTS = (REGRESSION, FAILED_VERDICT, IMPROVEMENT, INSUFFICIENT, NOISY, NO_CHANGE, MISSING)
+VERDICTS = (REGRESSION, FAILED_VERDICT, ACKNOWLEDGED, IMPROVEMENT, INSUFFICIENT, NOISY)
+VERDICTS += (NO_CHANGE, MISSING)
 
 DEFAULT_FACTOR = 1.10
 DEFAULT_ALPHA = 0.002
@@ -200,10 +198,10 @@ def _identical(record: ResultRecord) -> bool:
 
 
 def classify(
-    base: ResultRecord, new: ResultRecord, factor: float | None, alpha: float
+    base: ResultRecord, new: ResultRecord, factor: float | None, alpha: float, bytes_tol=None
 ) -> Comparison:
-    """The verdict for one measurement present in both runs (``factor`` None: the
-    default of the metric's kind, see the module docstring)."""
+    """The verdict for one measurement present in both runs (``factor`` None: the default
+    of the metric's kind, see the module docstring; ``bytes_tol``: bytes' own tolerance)."""
     better = better_direction(new.metric, new.unit, new.extra)
 
     def result(verdict, ratio=None, p=None, notes=()):
@@ -243,7 +241,7 @@ def classify(
     notes = []
     if kind == BYTES:
         relative = BYTES_RELATIVE if factor is None else factor - 1
-        tolerance = max(relative * abs(b), BYTES_FLOOR)
+        tolerance = max(relative * abs(b), BYTES_FLOOR) if bytes_tol is None else bytes_tol
         worse = (n - b > tolerance) if lower else (b - n > tolerance)
         improved = (b - n > tolerance) if lower else (n - b > tolerance)
         notes.append(f"tolerance {tolerance / 1024:.0f} KiB")
@@ -279,115 +277,3 @@ def classify(
         return result(INSUFFICIENT, ratio, notes=notes)
     notes.append(f"not significant (p = {test.p_value:.2g})")
     return result(quiet, ratio, test.p_value, notes)
-
-
-def _is_crash(record: ResultRecord) -> bool:
-    """The runner's record of a case whose ``run_case`` raised (metric "case")."""
-    return record.metric == "case" and record.status == FAILED
-
-
-def _missing(record: ResultRecord, side: str, other: Results) -> Comparison:
-    base = record.summary if side == "base" else None
-    new = record.summary if side == "new" else None
-    other_side = "new" if side == "base" else "base"
-    crashed = [r for r in other.records if r.case == record.case and _is_crash(r)]
-    if crashed:
-        notes = [f"{other_side}: case failed: {crashed[0].error}"]
-        if other_side == "new" and record.status != FAILED:
-            notes.append("newly failed")
-        verdict = FAILED_VERDICT
-    elif record.status == FAILED:
-        notes = [f"only in {side}", f"{side}: failed: {record.error}"]
-        if side == "new":
-            notes.append("newly failed")
-        verdict = FAILED_VERDICT
-    else:
-        notes, verdict = [f"only in {side}"], MISSING
-    return Comparison(
-        record.suite,
-        record.name,
-        record.params,
-        record.metric,
-        record.unit,
-        better_direction(record.metric, record.unit, record.extra),
-        base,
-        new,
-        None,
-        None,
-        verdict,
-        tuple(notes),
-    )
-
-
-def compare(
-    base: Results,
-    new: Results,
-    factor: float | None = None,
-    alpha: float = DEFAULT_ALPHA,
-    only: re.Pattern[str] | None = None,
-) -> CompareReport:
-    """Match records by (suite, name, params, metric) and classify each pair
-    (``factor`` None: each metric kind's default).
-
-    A FAILED "case" record (the runner's record of a case that raised) explains the
-    records of that case missing from the other run.
-    """
-
-    def selected(results: Results, other: Results) -> dict[tuple, ResultRecord]:
-        measured = {r.case for r in other.records if not _is_crash(r)}
-        out = {}
-        for r in results.records:
-            if _is_crash(r) and r.case in measured:
-                continue  # shown through the records of the other run it replaced
-            if only is None or only.search(label(r.suite, r.name, r.params, r.metric)):
-                out[r.key] = r
-        return out
-
-    b, n = selected(base, new), selected(new, base)
-    common = [k for k in b if k in n]
-
-    def crashed_in(side: dict[tuple, ResultRecord], other: Results) -> bool:
-        cases = {r.case for r in other.records if _is_crash(r)}
-        return any(r.case in cases for r in side.values())
-
-    # a case that crashed in one run is in common with the other run's records of it
-    if not common and not crashed_in(b, new) and not crashed_in(n, base):
-        where = f" matching --only {only.pattern!r}" if only is not None else ""
-        raise BenchkillError(f"the two results have no case in common{where}")
-    comparisons = [classify(b[k], n[k], factor, alpha) for k in common]
-    comparisons += [_missing(b[k], "base", new) for k in b if k not in n]
-    comparisons += [_missing(n[k], "new", base) for k in n if k not in b]
-    comparisons = _with_floor_notes(comparisons, base, new)
-    comparisons.sort(key=lambda c: VERDICTS.index(c.verdict))
-    return CompareReport(
-        tuple(comparisons), DEFAULT_FACTOR if factor is None else factor, alpha, factor is None
-    )
-
-
-#: The metrics whose benchkill comparisons get their case's floor ratio as a note.
-FLOOR_METRICS = ("pass_time", "pass_cpu_time")
-
-
-def _with_floor_notes(
-    comparisons: list[Comparison], base: Results, new: Results
-) -> list[Comparison]:
-    """benchkill's pass times with the note ``floor moved R`` where the same case's floor
-    is in both runs, whether or not ``--only`` selected it (see the module docstring)."""
-
-    def floors(results: Results) -> dict[str, ResultRecord]:
-        return {
-            label(r.suite, r.name, r.params, r.metric): r
-            for r in results.records
-            if r.params.get("impl") == FLOOR and r.status == OK and r.samples
-        }
-
-    before, after = floors(base), floors(new)
-    out = []
-    for c in comparisons:
-        if c.suite == "pass" and c.metric in FLOOR_METRICS and c.params.get("impl") == "benchkill":
-            key = label(c.suite, c.name, {**c.params, "impl": FLOOR}, c.metric)
-            if key in before and key in after and before[key].summary.median > 0:
-                moved = after[key].summary.median / before[key].summary.median
-                c = replace(c, notes=(*c.notes, f"floor moved {moved:.3f}"))
-        out.append(c)
-    return out

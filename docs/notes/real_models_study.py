@@ -12,7 +12,7 @@ outputs checked against PyTorch's; a variant whose killed module is structurally
 an earlier one's (benchkill's and beyond's equal TVM's on these If-free models) is not
 built again, its row says ``same_as``.  Then, in bytecode mode, each allocator's peak of the
 no-kill and the TVM-kill builds is explained from a traced run
-(:func:`benchkill.execution.explain.explain_peak`).
+(:func:`benchkill.execution.measured_peak.explain_peak`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import argparse
 import json
 import time
 
-from benchkill.execution.explain import explain_peak
+from benchkill.execution.measured_peak import explain_peak
 from benchkill.execution.outputs import compare_outputs, max_difference
 from benchkill.execution.pipeline import kill_pass
 from benchkill.execution.vm_measure import measure_vm_variants

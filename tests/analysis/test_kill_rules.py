@@ -4,14 +4,31 @@ from __future__ import annotations
 
 from benchkill.analysis import kill_rules as rules
 from benchkill.analysis.kill_rules import RULES, TABLE, Site, broken
+from benchkill.vocabulary import KILL_RULES
+
+#: The rules as the verifier's documentation states them, in the order they are checked:
+#: (name, the sites it is checked at, whether it ends the check at its site).
+SPEC = [
+    ("kill-malformed", {"kill"}, True),
+    ("use-out-of-scope", {"kill", "use"}, False),
+    ("kill-null-value", {"kill"}, True),
+    ("kill-constant", {"kill"}, True),
+    ("kill-no-register-type", {"kill"}, True),
+    ("double-kill", {"kill"}, True),
+    ("kill-param", {"kill"}, False),
+    ("kill-output", {"use"}, True),
+    ("use-after-kill", {"use"}, True),
+    ("missed-kill", {"scope end"}, True),
+]
+SITE_NAMES = {rules.KILL: "kill", rules.USE: "use", rules.SCOPE_END: "scope end"}
 
 
-def test_each_rule_has_one_row_a_site_and_a_meaning():
-    names = [rule.name for rule in TABLE]
-    assert len(names) == len(set(names)) == len(RULES)
-    assert list(RULES) == names
+def test_each_rule_has_one_row_its_sites_and_a_meaning():
+    assert [
+        (rule.name, {SITE_NAMES[site] for site in rule.sites}, rule.final) for rule in TABLE
+    ] == SPEC
+    assert list(RULES) == list(KILL_RULES) == [name for name, _, _ in SPEC]
     for rule in TABLE:
-        assert rule.sites and set(rule.sites) <= {rules.KILL, rules.USE, rules.SCOPE_END}
         assert rule.meaning and "\n" not in rule.meaning
 
 

@@ -18,8 +18,9 @@ from benchkill.cli.main import main
 from benchkill.errors import BenchkillError
 from benchkill.execution.pipeline import build_pipeline, lower_to_kill_input
 from benchkill.fuzz.properties import tvm_keeps_on_purpose
-from benchkill.inputs.families import count_bindings, generate
+from benchkill.inputs.families import generate
 from benchkill.relax import ops
+from benchkill.relax.counting import count_bindings
 from benchkill.relax.text import read_module
 
 from .. import scenarios

@@ -12,7 +12,7 @@ from benchkill.bench.model import OK
 from benchkill.bench.suites import pass_suite as ps
 from benchkill.errors import BenchkillError
 from benchkill.inputs import real_pass
-from benchkill.inputs.families import count_bindings
+from benchkill.relax.counting import count_bindings
 from tests.conftest import FakeClock
 
 

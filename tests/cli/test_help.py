@@ -42,7 +42,7 @@ def shown_options(name: str) -> list[argparse.Action]:
 
 def test_top_level_help_says_what_benchkill_is_for_and_where_to_start(capsys, monkeypatch):
     text = help_text(capsys, monkeypatch)
-    assert text.splitlines()[0] == "usage: benchkill [-h] [--version] COMMAND ..."
+    assert text.splitlines()[0] == "usage: benchkill [-h] [--version] [-v] COMMAND ..."
     assert "benchkill measures TVM Relax's KillAfterLastUse pass" in text
     assert "start with:\n  benchkill run --quick" in text
     codes = text.split("exit codes (every command):\n", 1)[1]
@@ -67,6 +67,36 @@ def test_every_option_shows_its_default_once_within_80_columns(capsys, monkeypat
     for action in options:
         entry = options_part.split(action.option_strings[0], 1)[1].split("\n  -", 1)[0]
         assert entry.count("(default") == 1, f"{command} {action.option_strings[0]}"
+
+
+def _default_of(action: argparse.Action, parser: argparse.ArgumentParser) -> str | None:
+    """What an option's ``(default: ...)`` must say: the value the command gets when the
+    option is left out (None: a default told in words, e.g. ``read FILE``)."""
+    value = parser.get_default(action.dest)
+    if isinstance(action, argparse._StoreTrueAction):
+        return "off" if value is False else None
+    if isinstance(value, (list, tuple)):
+        return " ".join(map(str, value)) or "none"
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else repr(value)
+    return None if value in (None, argparse.SUPPRESS) else str(value)
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_the_default_an_option_shows_is_the_value_the_command_gets(monkeypatch, command):
+    """Each option's help shows the value the command gets without it (lists space- or
+    comma-separated, flags "off"), not only the word "(default"."""
+    monkeypatch.setenv("COLUMNS", "1000")  # nothing wrapped
+    parser = subparser(command)
+    text = parser.format_help().split("\noptions:\n", 1)[1]
+    for action in shown_options(command):
+        entry = text.split("\n  " + action.option_strings[0], 1)[1].split("\n  -", 1)[0]
+        shown = re.search(r"\(default[^:]*: (.*?)\)(?: |$)", " ".join(entry.split()))
+        assert shown, (command, entry)
+        expected = _default_of(action, parser)
+        if expected is not None:
+            words = shown.group(1)
+            assert words in (expected, expected.replace(" ", ",")), (command, entry, expected)
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))

@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 from benchkill.cli.main import main
-from benchkill.inputs.families import count_bindings, generate
+from benchkill.inputs.families import generate
 from benchkill.passes.profile import STEPS, profile_function
+from benchkill.relax.counting import count_bindings
 from tests.conftest import FakeClock
 from tests.passes.test_differential import Dataflow
 
 
+def _rounds(*rounds, gap=1.0):
+    """The intervals of a clock read twice per timed step: each round's step times, each
+    followed by ``gap`` (the time between two steps, never a sample)."""
+    return [t for times in rounds for step in times for t in (step, gap)]
+
+
 def test_profile_times_every_step_that_runs():
-    clock = FakeClock(0.5)  # every reading advances 0.5 s
+    # sweep, plan, rebuild, free in three rounds: each step's least time in another round
+    times = (0.5, 0.25, 0.75, 0.5), (0.25, 0.75, 0.5, 0.25), (0.75, 0.5, 0.25, 0.75)
     mixed = generate("mixed", 20)  # canonicalized in Python, during the one sweep
-    profile = profile_function(mixed["main"], count_bindings(mixed), repeats=2, clock=clock)
-    assert list(profile.seconds) == ["sweep", "plan", "rebuild", "free"]
-    assert set(profile.seconds.values()) == {0.5}
+    clock = FakeClock(steps=_rounds(*times))
+    profile = profile_function(mixed["main"], count_bindings(mixed), repeats=3, clock=clock)
+    assert profile.seconds == {"sweep": 0.25, "plan": 0.25, "rebuild": 0.25, "free": 0.25}
+    clock = FakeClock(0.5)  # every reading advances 0.5 s
     # a dataflow block goes to the fallback (TVM's pass) once the sweep meets it
     profile = profile_function(Dataflow["main"], 4, repeats=1, clock=clock)
     assert list(profile.seconds) == ["sweep", "fallback"]
@@ -80,8 +89,13 @@ def test_time_floor_takes_the_minimum_of_interleaved_rounds():
     from benchkill.passes.profile import floor_work
 
     mod = generate("chain", 10)
-    best = time_floor(mod, floor_work(mod["main"]), rounds=3, clock=FakeClock(0.25))
-    assert best == {"tvm": 0.25, "benchkill": 0.25, "floor": 0.25, "visit": 0.25}
+    # tvm, benchkill, floor, visit: a quick warm-up (never a sample), then three rounds
+    # whose least times are in different rounds
+    warmup = (0.125,) * 4
+    times = (0.25, 0.625, 0.875, 0.5), (0.125 + 0.0625, 0.75, 0.5625, 0.5), (0.5, 1.0, 0.75, 0.375)
+    clock = FakeClock(steps=_rounds(warmup, *times))
+    best = time_floor(mod, floor_work(mod["main"]), rounds=3, clock=clock)
+    assert best == {"tvm": 0.1875, "benchkill": 0.625, "floor": 0.5625, "visit": 0.375}
 
 
 def test_profile_floor_command(capsys):

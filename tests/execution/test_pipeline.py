@@ -12,6 +12,7 @@ from tvm.script import relax as R
 import benchkill
 from benchkill.errors import BenchkillError
 from benchkill.execution.pipeline import lower_to_kill_input
+from benchkill.relax.ops import KILLS as KILL_OPS
 
 
 @I.ir_module
@@ -78,15 +79,29 @@ def test_legacy_kills_null_value_and_compiled_build_fails(preoptimized, llvm_tar
         relax.build(rekilled, target=llvm_target, relax_pipeline="zero", exec_mode="compiled")
 
 
+def _kill_calls(mod: tvm.IRModule) -> int:
+    """Calls of the three kill operators in ``mod``'s ``main``."""
+    kills = [tvm.ir.Op.get(name) for name in KILL_OPS]
+    return sum(
+        isinstance(b.value, relax.Call) and any(b.value.op.same_as(op) for op in kills)
+        for block in mod["main"].body.blocks
+        for b in block.bindings
+    )
+
+
+#: Small lowers to two storages (one per add) and a tensor in each; the second tensor is
+#: returned: each kill step frees the two storages and the first tensor.
+SMALL_KILLS = {"tvm": 3, "benchkill": 3, "beyond": 3, None: 0}
+
+
 @pytest.mark.parametrize("exec_mode", ["bytecode", "compiled"])
 @pytest.mark.parametrize("kill", ["tvm", "benchkill", "beyond", None])
 def test_build_pipeline_builds_and_runs(kill, exec_mode, llvm_target):
-    ex = relax.build(
-        Small,
-        target=llvm_target,
-        relax_pipeline=benchkill.build_pipeline(kill=kill),
-        exec_mode=exec_mode,
-    )
+    pipeline = benchkill.build_pipeline(kill=kill)
+    assert _kill_calls(pipeline(Small)) == SMALL_KILLS[kill]
+    ex = relax.build(Small, target=llvm_target, relax_pipeline=pipeline, exec_mode=exec_mode)
+    if exec_mode == "bytecode":  # each kill is a call that clears its register
+        assert ex.as_text().count("call  vm.builtin.null_value") == SMALL_KILLS[kill]
     _run_small(ex)
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from benchkill.bench.model import FAILED, OK
 from benchkill.bench.suites import vm_suite
-from benchkill.execution.explain import explain_peak
+from benchkill.execution.measured_peak import explain_peak
 from benchkill.execution.outputs import compare_outputs
 from benchkill.execution.peak import peak_supported
 from benchkill.execution.vm_measure import measure_vm

@@ -10,7 +10,8 @@ from tvm import relax
 
 from benchkill.cli.main import main
 from benchkill.errors import BenchkillError
-from benchkill.inputs.families import FAMILIES, count_bindings, generate, ops_for_bindings
+from benchkill.inputs.families import FAMILIES, generate, ops_for_bindings
+from benchkill.relax.counting import count_bindings
 
 SEEDED = ("fanout", "control", "mixed")  # families whose structure depends on the seed
 #: families whose IR benchkill builds itself (the "model" family's comes out of TVM's passes)

@@ -8,8 +8,9 @@ from tvm import relax
 
 from benchkill.errors import BenchkillError
 from benchkill.inputs import models
-from benchkill.inputs.families import count_bindings, generate, ops_for_bindings, size_model
+from benchkill.inputs.families import generate, ops_for_bindings, size_model
 from benchkill.passes.last_use import sweep_function
+from benchkill.relax.counting import count_bindings
 
 
 def test_size_is_linear_in_layers_and_inverted_by_ops_for_bindings():

@@ -11,7 +11,7 @@ from benchkill.reporting.formatting import (
     format_value,
     verdict_counts,
 )
-from benchkill.reporting.verdicts import compare
+from benchkill.reporting.run_comparison import compare
 from tests.conftest import BASE10, make_record, make_results
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -3,6 +3,7 @@
 import pytest
 
 from benchkill.reporting.formatting import comparison_table
+from benchkill.reporting.run_comparison import compare
 from benchkill.reporting.verdicts import (
     BYTES,
     BYTES_FLOOR,
@@ -12,7 +13,6 @@ from benchkill.reporting.verdicts import (
     REGRESSION,
     TIME,
     classify,
-    compare,
     metric_kind,
     thresholds_text,
 )
@@ -134,7 +134,7 @@ def test_a_slowed_pass_is_caught_by_instructions_and_not_by_noise_alone():
 def test_one_peak_per_run_is_judged_by_the_tolerance():
     """The pass suite's pass_peak_python_memory has one sample per case (the traced
     warm-up): a growth beyond the tolerance is a regression, not "insufficient samples"
-    (session 20: a set of positions raised the sweep's peak at 30,000 bindings from
+    (measured 2026-12-03: a set of positions raised the sweep's peak at 30,000 bindings from
     9.92 to 10.7 MiB and compare could not say so)."""
 
     def memory(value):

@@ -26,9 +26,16 @@ REPOSITORY_RESULTS = sorted(BASELINE.glob("*.json"))
 GOLDEN = Path(__file__).parent / "golden"
 
 
+#: How far above its least sample an implementation's other samples lie: different per
+#: implementation and per size, so the ratios and slopes of minima differ from those of
+#: medians, means or first samples (a figure made of any of those fails the tests).
+_SPREAD = {"benchkill": 0.1, "tvm": 0.6, "naive": 1.1, "floor": 0.35}
+
+
 def _record(family, bindings, impl, seconds, status="ok"):
     params = {"family": family, "bindings": bindings, "impl": impl}
-    samples = (seconds * 1.5, seconds, seconds * 2)
+    above = 1 + _SPREAD[impl] + math.log10(bindings) ** 2 / 20
+    samples = (seconds * above, seconds, seconds * above * 1.7)  # the least in the middle
     return make_record(samples, name=family, params=params, status=status)
 
 
@@ -128,13 +135,14 @@ def _vm(workload, mode, kill, metric, samples, status="ok"):
 
 def _chain_records(workload="chain-8x4MiB", none_peak=400 * MiB):
     return [
-        _vm(workload, "bytecode", None, "vm_peak_bytes", [none_peak, none_peak, 401 * MiB]),
-        _vm(workload, "bytecode", "benchkill", "vm_peak_bytes", [48 * MiB, 50 * MiB, 49 * MiB]),
+        # min, median and mean differ in every sample set: the figures are of medians
+        _vm(workload, "bytecode", None, "vm_peak_bytes", [none_peak * f for f in (1, 1.25, 1.01)]),
+        _vm(workload, "bytecode", "benchkill", "vm_peak_bytes", [48 * MiB, 53 * MiB, 49 * MiB]),
         _vm(workload, "bytecode", "benchkill", "liveness_bound_bytes", [48 * MiB]),
         _vm(workload, "bytecode", "tvm", "vm_peak_bytes", [49 * MiB]),
         _vm(workload, "bytecode", "beyond", "vm_peak_bytes", [7 * MiB], status=FAILED),
-        _vm(workload, "bytecode", None, "vm_run_time", [2.0, 4.0, 3.0]),
-        _vm(workload, "bytecode", "benchkill", "vm_run_time", [1.5, 1.5]),
+        _vm(workload, "bytecode", None, "vm_run_time", [2.0, 4.5, 3.0]),
+        _vm(workload, "bytecode", "benchkill", "vm_run_time", [1.5, 1.0, 2.5]),
         _vm(workload, "compiled", "benchkill", "vm_run_time", [0.75]),
     ]
 
@@ -147,7 +155,7 @@ def test_vm_figures_are_ratios_of_medians():
     rows = {(r["workload"], r["exec_mode"]): r for r in vm_targets(records)}
     row = rows[("chain-8x4MiB", "bytecode")]
     assert row["peak_over_bound"] == pytest.approx(49 / 48)
-    assert row["none_over_kills"] == pytest.approx(400 / 49)
+    assert row["none_over_kills"] == pytest.approx(400 * 1.01 / 49)
     assert row["benchkill_over_tvm"] == pytest.approx(1.0)
     assert "beyond_over_tvm" not in row  # the beyond record failed
     assert row["kill_time_ratio"] == pytest.approx(1.5 / 3.0)

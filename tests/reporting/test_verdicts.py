@@ -9,6 +9,7 @@ from scipy import stats as sps
 
 from benchkill.bench.model import EXPECTED_FAILURE, FAILED
 from benchkill.errors import BenchkillError
+from benchkill.reporting.run_comparison import compare
 from benchkill.reporting.verdicts import (
     FAILED_VERDICT,
     IMPROVEMENT,
@@ -19,7 +20,6 @@ from benchkill.reporting.verdicts import (
     REGRESSION,
     better_direction,
     classify,
-    compare,
 )
 from tests.conftest import BASE10, make_results
 from tests.conftest import make_record as rec

@@ -122,7 +122,7 @@ def test_other_instrument_settings_or_test_hooks_get_a_line():
 
 
 def test_another_kernel_build_is_a_software_change():
-    """Two sessions on this CPU ran different kernel builds: the same machine name and CPU,
+    """Two runs on this CPU, days apart, saw different kernel builds: the same machine name and CPU,
     other software under both passes."""
     base = make_results(git_commit="a", os="Linux-6.18.44-fc-v857-x86_64-with-glibc2.36")
     kernel = replace(

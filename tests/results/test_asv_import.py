@@ -9,7 +9,8 @@ from asv.runner import BenchmarkResult
 
 from benchkill.bench.model import FAILED
 from benchkill.errors import BenchkillError
-from benchkill.reporting.verdicts import INSUFFICIENT, REGRESSION, better_direction, compare
+from benchkill.reporting.run_comparison import compare
+from benchkill.reporting.verdicts import INSUFFICIENT, REGRESSION, better_direction
 from benchkill.results.asv_import import load_any
 from tests.conftest import BASE10
 

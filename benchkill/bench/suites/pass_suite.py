@@ -54,9 +54,10 @@ from tvm import relax
 
 from benchkill.bench.model import FAILED, FLOOR, OK, CaseSpec, Record
 from benchkill.bench.timing import Clock, Interleaved, RoundBudget, interleave
-from benchkill.inputs.families import FAMILIES, count_bindings, ops_for_bindings
+from benchkill.inputs.families import FAMILIES, ops_for_bindings
 from benchkill.inputs.models import NAME as MODEL
 from benchkill.inputs.real_pass import REAL, REAL_CASES, missing, pass_input, release
+from benchkill.relax.counting import count_bindings
 from benchkill.stats import round_ratios
 
 NAME = "pass"

@@ -143,3 +143,17 @@ def test_bad_input(tmp_path, capsys):
     assert "not an ancestor" in capsys.readouterr().err
     assert main(["bisect", "HEAD~1", "HEAD", "--repo", str(repo), "--case", "chain"]) == 2
     assert "BINDINGS" in capsys.readouterr().err
+
+
+def test_bad_is_any_increase_of_counts_and_a_significant_slowdown_of_times():
+    from benchkill.bench.bisect import is_bad
+
+    good = {"chain:50": [1000.0]}
+    assert is_bad(good, {"chain:50": [1001.0]}, "instructions", None, 0.01)
+    assert not is_bad(good, {"chain:50": [999.0]}, "instructions", None, 0.01)
+    assert not is_bad(good, {"chain:50": [1004.0]}, "instructions", 1.005, 0.01)
+    base = [1.0 + 0.001 * i for i in range(15)]
+    assert is_bad({"c": base}, {"c": [v * 1.3 for v in base]}, "time", None, 0.01)
+    assert not is_bad({"c": base}, {"c": [v * 1.05 for v in base]}, "time", None, 0.01)
+    # a large ratio without significance is not bad
+    assert not is_bad({"c": [1.0, 2.0]}, {"c": [1.5, 2.5]}, "time", None, 0.01)

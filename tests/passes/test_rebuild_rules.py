@@ -634,3 +634,43 @@ def test_a_call_with_every_kind_of_argument_after_the_first_substituted_one(
     actual = benchkill.KillAfterLastUse()(mod)
     tvm.ir.assert_structural_equal(actual, expected, map_free_vars=True)
     assert not fallback_calls
+
+
+def _ill_typed_call_after_a_rebinding() -> tvm.IRModule:
+    """``lv = x; _ = k(lv, lv); return x`` where the PrimFunc ``k`` takes 8x8 buffers and
+    ``x`` is 16x16: a call no parser makes (it infers, and raises), built with the raw
+    constructors, whose substituted argument ``x`` keeps ``lv``'s type."""
+
+    @I.ir_module
+    class Kernel:
+        @T.prim_func
+        def k(a: T.Buffer((8, 8), "float32"), b: T.Buffer((8, 8), "float32")):
+            T.evaluate(0)
+
+    from benchkill.relax import ffi as ir
+
+    gv, ty, void = (
+        Kernel.get_global_var("k"),
+        relax.TensorType((16, 16), "float32"),
+        relax.TupleType([]),
+    )
+    x, lv = relax.Var("x", ty), relax.Var("lv", ty)
+    call = ir.make_call(void, gv, [lv, lv], None, [], None)
+    bindings = [relax.VarBinding(lv, x), relax.VarBinding(relax.Var("u", void), call)]
+    body = relax.SeqExpr([relax.BindingBlock(bindings)], x)
+    ir.update_type(body, ty)
+    main = relax.Function([x], body, ty, is_pure=False)
+    return tvm.IRModule({gv: Kernel["k"], tvm.ir.GlobalVar("main"): main})
+
+
+def test_a_call_whose_substituted_arguments_keep_their_types_is_still_inferred():
+    """Why "a call whose substituted arguments keep their types keeps its type" is not
+    exact: TVM's mutator re-infers the rebuilt call, and DeriveCallRetType checks every
+    argument against the callee's parameters (``src/relax/analysis/type_analysis.cc:
+    847-858`` at 5d4dc87), raising on a mismatch the input call never met; benchkill must
+    raise there too, so it infers (rule 1)."""
+    mod = _ill_typed_call_after_a_rebinding()
+    with pytest.raises(ValueError, match="Argument 0 type mismatch"):
+        relax.transform.KillAfterLastUse()(mod)
+    with pytest.raises(BenchkillError, match="rejects it: Argument 0 type mismatch"):
+        benchkill.KillAfterLastUse()(mod)

@@ -157,3 +157,59 @@ def test_bad_is_any_increase_of_counts_and_a_significant_slowdown_of_times():
     assert not is_bad({"c": base}, {"c": [v * 1.05 for v in base]}, "time", None, 0.01)
     # a large ratio without significance is not bad
     assert not is_bad({"c": [1.0, 2.0]}, {"c": [1.5, 2.5]}, "time", None, 0.01)
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT"])
+def test_interrupted_bisect_removes_its_worktree(tmp_path, how):
+    """A commit whose code hangs; the bisect is stopped while it measures GOOD."""
+    import signal
+    import sys
+    import time
+
+    if not any(
+        os.access(os.path.join(d, "valgrind"), os.X_OK)
+        for d in os.environ.get("PATH", "").split(os.pathsep)
+    ):
+        pytest.skip("valgrind is not installed (bisect checks it before any checkout)")
+    repo = tmp_path / "repo"
+    code = repo / "benchkill" / "bench"
+    code.mkdir(parents=True)
+    (repo / "benchkill" / "__init__.py").write_text("")
+    (code / "__init__.py").write_text("")
+    (code / "instructions.py").write_text(
+        "import time\n\ndef count_cases(*args, **kwargs):\n    time.sleep(300)\n"
+    )
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "hangs")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "still hangs")
+    elsewhere, temporary = tmp_path / "cwd", tmp_path / "tmp"
+    elsewhere.mkdir()
+    temporary.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchkill", "bisect", "HEAD~1", "HEAD", "--repo", str(repo)],
+        cwd=elsewhere,
+        env={**os.environ, "PYTHONPATH": str(PROJECT), "TMPDIR": str(temporary)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        for _ in range(600):  # the GOOD commit's worktree appears
+            if git(repo, "worktree", "list").count("\n") == 1:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail("no worktree was made")
+        time.sleep(1.0)  # the child is measuring
+        proc.send_signal(getattr(signal, how))
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert git(repo, "worktree", "list").count("\n") == 0
+    assert git(repo, "status", "--porcelain") == ""
+    assert list(temporary.iterdir()) == []  # the worktree's folder is gone too

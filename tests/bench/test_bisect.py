@@ -157,3 +157,142 @@ def test_bad_is_any_increase_of_counts_and_a_significant_slowdown_of_times():
     assert not is_bad({"c": base}, {"c": [v * 1.05 for v in base]}, "time", None, 0.01)
     # a large ratio without significance is not bad
     assert not is_bad({"c": [1.0, 2.0]}, {"c": [1.5, 2.5]}, "time", None, 0.01)
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT"])
+def test_interrupted_bisect_removes_its_worktree(tmp_path, how):
+    """A commit whose code hangs; the bisect is stopped while it measures GOOD."""
+    import signal
+    import sys
+    import time
+
+    if not any(
+        os.access(os.path.join(d, "valgrind"), os.X_OK)
+        for d in os.environ.get("PATH", "").split(os.pathsep)
+    ):
+        pytest.skip("valgrind is not installed (bisect checks it before any checkout)")
+    repo = tmp_path / "repo"
+    code = repo / "benchkill" / "bench"
+    code.mkdir(parents=True)
+    (repo / "benchkill" / "__init__.py").write_text("")
+    (code / "__init__.py").write_text("")
+    (code / "instructions.py").write_text(
+        "import time\n\ndef count_cases(*args, **kwargs):\n    time.sleep(300)\n"
+    )
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "hangs")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "still hangs")
+    elsewhere, temporary = tmp_path / "cwd", tmp_path / "tmp"
+    elsewhere.mkdir()
+    temporary.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchkill", "bisect", "HEAD~1", "HEAD", "--repo", str(repo)],
+        cwd=elsewhere,
+        env={**os.environ, "PYTHONPATH": str(PROJECT), "TMPDIR": str(temporary)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        for _ in range(600):  # the GOOD commit's worktree appears
+            if git(repo, "worktree", "list").count("\n") == 1:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail("no worktree was made")
+        time.sleep(1.0)  # the child is measuring
+        proc.send_signal(getattr(signal, how))
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert git(repo, "worktree", "list").count("\n") == 0
+    assert git(repo, "status", "--porcelain") == ""
+    assert list(temporary.iterdir()) == []  # the worktree's folder is gone too
+
+
+COUNTING_CODE = """import pathlib
+from types import SimpleNamespace
+
+def count_cases(cases, impl, repeats):
+    value = int((pathlib.Path(__file__).parents[2] / "value.txt").read_text())
+    return [SimpleNamespace(counts=[value]) for _ in cases]
+"""
+
+
+def counting_repo(tmp_path, values, broken=()):
+    """A repository whose code counts ``values[i]`` at commit i (a SyntaxError at the
+    commits in ``broken``); returns the shas, oldest first."""
+    repo = tmp_path / "repo"
+    code = repo / "benchkill" / "bench"
+    code.mkdir(parents=True)
+    (repo / "benchkill" / "__init__.py").write_text("")
+    (code / "__init__.py").write_text("")
+    git(repo, "init", "-q")
+    shas = []
+    for i, value in enumerate(values):
+        (repo / "value.txt").write_text(str(value))
+        text = COUNTING_CODE + ("\nthis is not Python\n" if i in broken else "")
+        (code / "instructions.py").write_text(text)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "--allow-empty", "-m", f"commit {i}")
+        shas.append(git(repo, "rev-parse", "HEAD"))
+    return repo, shas
+
+
+def bisect_cli(repo, shas, tmp_path):
+    import sys
+
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir(exist_ok=True)
+    return subprocess.run(
+        [sys.executable, "-m", "benchkill", "bisect", shas[0], shas[-1], "--repo", str(repo)],
+        cwd=elsewhere,
+        env={**os.environ, "PYTHONPATH": str(PROJECT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+needs_valgrind = pytest.mark.skipif(
+    not any(
+        os.access(os.path.join(d, "valgrind"), os.X_OK)
+        for d in os.environ.get("PATH", "").split(os.pathsep)
+    ),
+    reason="valgrind is not installed (bisect checks it before any checkout)",
+)
+
+
+@needs_valgrind
+def test_a_commit_that_fails_is_skipped_end_to_end(tmp_path):
+    values = [100, 100, 100, 100, 100, 120, 120, 120]
+    repo, shas = counting_repo(tmp_path, values, broken={6})
+    done = bisect_cli(repo, shas, tmp_path)
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0, done.stderr
+    assert lines[-1] == f"first bad commit: {shas[5]}"
+    assert any(line.startswith(f"{shas[6]} skip (") for line in lines)  # measured, skipped
+    assert len(lines) - 2 <= measured_at_most(len(shas)) + 1  # one skip costs one more
+    assert git(repo, "worktree", "list").count("\n") == 0
+
+
+@needs_valgrind
+def test_a_skip_next_to_the_first_bad_commit_leaves_two_candidates(tmp_path):
+    values = [100, 100, 100, 100, 100, 120, 120, 120]
+    repo, shas = counting_repo(tmp_path, values, broken={4})
+    done = bisect_cli(repo, shas, tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert done.stdout.splitlines()[-2:] == [f"  {shas[4]}", f"  {shas[5]}"]
+
+
+@needs_valgrind
+def test_no_regression_in_the_range_exits_1(tmp_path):
+    repo, shas = counting_repo(tmp_path, [100, 100, 99, 100])
+    done = bisect_cli(repo, shas, tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines()[-1].startswith("no regression")

@@ -81,14 +81,14 @@ def test_the_checker_finds_a_list_written_out_again():
 def test_the_library_takes_its_names_from_it():
     from benchkill.bench import suites
     from benchkill.bench.suites import vm_suite
-    from benchkill.execution import corpus_task, pipeline, vm_measure
+    from benchkill.execution import corpus_task, pipeline, vm_options
     from benchkill.reporting import palette
 
     assert pipeline.KILL_VARIANTS == tuple(map(v.kill_arg, v.KILLS))
     assert palette.KILL_ORDER == pipeline.KILL_VARIANTS
     assert palette.IMPL_ORDER is v.IMPLS
     assert vm_suite.KILLS == tuple(map(v.kill_arg, v.COMPARED_KILLS))
-    assert vm_measure.EXEC_MODES is v.EXEC_MODES and vm_measure.MEMORY_CFGS is v.MEMORY_CFGS
+    assert vm_options.EXEC_MODES is v.EXEC_MODES and vm_options.MEMORY_CFGS is v.MEMORY_CFGS
     assert corpus_task.STAGES is v.EQUIVALENCE_STAGES
     assert sorted(suites.SUITES) == sorted(v.SUITES)  # (tests may have re-registered one)
     assert {mode for mode, _ in palette.MODE_ORDER} == set(v.EXEC_MODES)

@@ -35,7 +35,6 @@ import sys
 
 LABEL_PREFIX = "benchkill-instr:"
 RESULT_PREFIX = "INSTR_RESULT "
-IMPLS = ("benchkill", "tvm", "naive", "floor")
 
 
 class FloorOf:
@@ -92,7 +91,7 @@ class Callgrind:
 
 
 def make_pass(impl: str):
-    """The pass of implementation ``impl`` (one of :data:`IMPLS`)."""
+    """The pass of implementation ``impl`` (one of :data:`benchkill.vocabulary.IMPLS`)."""
     if impl == "benchkill":
         from benchkill.passes import KillAfterLastUse
 

@@ -10,6 +10,7 @@ from benchkill.errors import BenchkillError, MeasurementError
 from benchkill.reporting.formatting import run_line
 from benchkill.reporting.targets import format_targets, pass_targets, vm_targets
 from benchkill.results.loading import load_any
+from benchkill.vocabulary import SUITES
 
 NOT_MEASURED = "no target figure could be computed: every measurement it needs failed"
 
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         for row in vm_targets(records)  # a figure beside the row's keys and met
     )
     if not computed:
-        failed = [r for r in records if r.suite in ("pass", "vm") and r.status != OK]
+        failed = [r for r in records if r.suite in SUITES and r.status != OK]
         if failed:  # the input has the measurements; they failed (exit code 3)
             raise MeasurementError(
                 f"no target figure could be computed: {len(failed)} pass or vm "

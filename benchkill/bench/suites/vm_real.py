@@ -20,16 +20,13 @@ from __future__ import annotations
 
 from benchkill.bench.model import CaseSpec
 from benchkill.inputs import workloads
+from benchkill.vocabulary import EXEC_MODES
 
 #: (model, shape mode, exec mode, allocator) of the quick run.
 QUICK = (("squeezenet1_0", "unbounded", "bytecode", "naive"),)
 #: The same for a full run.
 FULL = (
-    *(
-        (name, "unbounded", mode, "pooled")
-        for name in workloads.REAL_MODELS
-        for mode in ("bytecode", "compiled")
-    ),
+    *((name, "unbounded", mode, "pooled") for name in workloads.REAL_MODELS for mode in EXEC_MODES),
     ("squeezenet1_0", "static", "bytecode", "pooled"),
     ("squeezenet1_0", "bounded", "bytecode", "pooled"),
     ("squeezenet1_0", "unbounded", "bytecode", "naive"),

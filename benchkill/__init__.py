@@ -26,10 +26,15 @@ _EXPORTS = {
     "FAMILIES": "benchkill.inputs.families",
     "measure_vm": "benchkill.execution.vm_measure",
     "VMResult": "benchkill.execution.vm_measure",
+    "VMOptions": "benchkill.execution.vm_options",
     "estimate_memory": "benchkill.execution.estimate",
     "MemoryEstimate": "benchkill.analysis.liveness",
     "verify_kills": "benchkill.analysis.verifier",
     "Violation": "benchkill.analysis.kill_rules",
+    "load_model": "benchkill.inputs.sources",
+    "Workload": "benchkill.inputs.workload_spec",
+    "explain_peak": "benchkill.execution.measured_peak",
+    "PeakExplanation": "benchkill.execution.explain",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -9,7 +9,7 @@ slow outliers) and it is exact for the small sample counts a quick run produces.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -212,6 +212,21 @@ def loglog_slope(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
     sxx = math.fsum((a - mx) ** 2 for a in lx)
     slope = sxy / sxx
     return slope, my - slope * mx
+
+
+def scaling_exponents(points: Mapping[str, Iterable[tuple[float, float]]]) -> dict[str, float]:
+    """Name -> slope of log seconds against log size (:func:`loglog_slope`) of each timing
+    ``points[name]`` (``(size, seconds)`` pairs) measured at two distinct sizes or more;
+    a timing measured at one size has no exponent and is left out.
+
+    The one rule for the scaling exponent: ``benchkill profile`` over its sizes, the
+    targets and the report over the sizes of a run's records."""
+    slopes = {}
+    for name, pairs in points.items():
+        pairs = sorted(pairs)
+        if len({size for size, _ in pairs}) >= 2:
+            slopes[name] = loglog_slope([s for s, _ in pairs], [t for _, t in pairs])[0]
+    return slopes
 
 
 def round_ratios(numerators: Sequence[float], denominators: Sequence[float]) -> list[float]:

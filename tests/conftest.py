@@ -235,3 +235,16 @@ def fake_suite(monkeypatch):
         monkeypatch.delitem(SUITES, name)
     monkeypatch.setitem(SUITES, "fake", "benchkill_test_fake_suite")
     return suite
+
+
+def entry_point_package(tmp_path, monkeypatch, source: str, prefix: str) -> str:
+    """A module of the user's entry points (``source``) in the current directory, beside one
+    that raises at import (``broken_<name>``); returns its name (unique per test)."""
+    import textwrap
+    import uuid
+
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent(source))
+    (tmp_path / f"broken_{name}.py").write_text("raise RuntimeError('broken at import')\n")
+    monkeypatch.chdir(tmp_path)
+    return name

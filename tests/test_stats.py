@@ -16,6 +16,7 @@ from benchkill.stats import (
     min_attainable_p,
     quantile,
     round_ratios,
+    scaling_exponents,
     summarize,
 )
 
@@ -204,3 +205,19 @@ def test_round_ratios_pair_rounds_in_order_up_to_the_shorter_side():
     assert round_ratios([2.0, 3.0, 4.0], [1.0, 2.0]) == [2.0, 1.5]
     assert round_ratios([2.0, 3.0], [0.0, 1.5]) == [2.0]
     assert round_ratios([], [1.0]) == []
+
+
+def test_scaling_exponents_are_the_slopes_of_each_timing():
+    points = {
+        "linear": [(1_000, 1.0), (10_000, 10.0), (100_000, 100.0)],
+        "quadratic": [(10_000, 100.0), (1_000, 1.0), (100_000, 10_000.0)],  # any order
+        "partial": [(1_000, 2.0)],  # one size: no exponent
+        "same size": [(1_000, 2.0), (1_000, 3.0)],  # one distinct size
+        "two sizes": [(1_000, 1.0), (4_000, 8.0)],  # 8 = 4 ** 1.5
+    }
+    exponents = scaling_exponents(points)
+    assert exponents.keys() == {"linear", "quadratic", "two sizes"}
+    assert exponents["linear"] == pytest.approx(1.0, abs=1e-12)
+    assert exponents["quadratic"] == pytest.approx(2.0, abs=1e-12)
+    assert exponents["two sizes"] == pytest.approx(1.5, abs=1e-12)
+    assert scaling_exponents({}) == {}

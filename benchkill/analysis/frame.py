@@ -12,8 +12,9 @@ from benchkill.errors import BenchkillError
 class Frame:
     """One function activation: its registers and the values of its shape variables."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, path: str | None = None) -> None:
         self.name = name
+        self.path = path or name  # where the activation is: caller frames and bindings
         self.regs: dict[Any, Any] = {}
         self.symbols: dict[int, tuple[Any, int]] = {}  # handle -> (tir var, value)
         self._analyzer: Any = None

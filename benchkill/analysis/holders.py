@@ -21,7 +21,7 @@ are printed), with the binding's variable as TVMScript prints it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 #: How a buffer was released (:attr:`Lifetime.release`).
@@ -110,9 +110,6 @@ class Holder:
     reason: str
     held_by: tuple[str, ...] = ()
 
-    def as_dict(self) -> dict[str, Any]:
-        return _plain(self)
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Holder:
         return cls(**_sites({**data, "held_by": tuple(data.get("held_by", ()))}))
@@ -136,22 +133,9 @@ class Waste:
     def byte_bindings(self) -> int:
         return self.bytes * self.bindings
 
-    def as_dict(self) -> dict[str, Any]:
-        return _plain(self)
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Waste:
         return cls(**_sites(data))
-
-
-def _plain(obj: Any) -> dict[str, Any]:
-    data = asdict(obj)
-    for key, value in data.items():
-        if isinstance(value, dict) and set(value) == {"function", "binding", "var"}:
-            data[key] = [value["function"], value["binding"], value["var"]]
-        elif isinstance(value, tuple):
-            data[key] = list(value)
-    return data
 
 
 def _sites(data: dict[str, Any]) -> dict[str, Any]:

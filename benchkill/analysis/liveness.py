@@ -6,14 +6,10 @@ the bytecode VM frees and when:
 
 * ``alloc_storage`` allocates a block of its byte size; ``alloc_tensor`` carves a tensor
   that keeps its storage's block alive; a block is freed when nothing refers to it.
-* every binding holds its value in its own VM register (a binding ``b = a`` copies the
-  reference, as CodeGenVM's ``vm.builtin.copy`` does), and so does the merge register
-  of an ``If``; a register lets go of its value at ``kill_tensor``, ``kill_storage`` or
-  ``kill_object`` of its variable, or when its function returns;
-* a call of a Relax function runs the callee in a new frame; in bytecode mode its
-  result is also held by the VM's return slot (``return_value_``) until the next
-  function returns, so a killed result can outlive its kill (the compiled VM has no
-  such slot: ``return_slot=False``);
+* registers, frames and when a register lets go of its value (a kill of its variable,
+  a rebinding, its function's return, the bytecode VM's return slot, so a killed result
+  can outlive its kill; the compiled VM has no such slot: ``return_slot=False``) follow
+  the one model of the VM, :mod:`benchkill.analysis.vm_model`;
 * the inputs belong to the caller and are not counted; constants are loaded with the
   executable and not counted; buffers allocated inside kernels and by packed functions
   are not seen (a packed call's result is taken to share its arguments' memory).
@@ -45,7 +41,7 @@ from benchkill.analysis.holders import (
     waste_by_function,
     waste_of,
 )
-from benchkill.analysis.machine import EMPTY, POOL_PAGE, LivePoint, Machine, Run
+from benchkill.analysis.machine import EMPTY, POOL_PAGE, AbstractVM, LivePoint, Run
 from benchkill.errors import BenchkillError
 
 __all__ = ["POOL_PAGE", "LivePoint", "MemoryEstimate", "check_function", "estimate_lowered"]
@@ -152,7 +148,7 @@ def _holders(
     more, recording who holds each block right after the allocation that makes the peak."""
     entry = mod[func]
     shapes = [None if s is None else [int(d) for d in s] for s in entry_shapes(entry, input_shapes)]
-    machine = Machine(mod, best.choices, return_slot, snapshot_tick=best.peak_tick)
+    machine = AbstractVM(mod, best.choices, return_slot, snapshot_tick=best.peak_tick)
     machine.call(func, entry, [EMPTY] * len(entry.params), shapes)
     run = machine.run
     from tvm import relax
@@ -185,7 +181,7 @@ def _explore(mod: Any, func: str, input_shapes: Any, return_slot: bool) -> _Sear
         if len(runs) == MAX_PATHS:
             return _Search(runs, False)
         forced = pending.pop()
-        machine = Machine(mod, forced, return_slot)
+        machine = AbstractVM(mod, forced, return_slot)
         # inputs are the caller's: they hold no blocks of the program
         machine.call(func, entry, [EMPTY] * len(entry.params), shapes)
         run = machine.run

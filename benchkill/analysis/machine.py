@@ -1,7 +1,7 @@
 """The abstract execution of a lowered Relax module behind :mod:`.liveness`.
 
-:class:`Machine` runs one path through the If branches of a lowered module, following
-what the bytecode VM frees and when (the rules are in :mod:`.liveness`'s docstring).  It
+:class:`AbstractVM` runs one path through the If branches of a lowered module, following
+what the VM frees and when (the rules are in :mod:`.vm_model` and :mod:`.liveness`).  It
 counts live block bytes and the pooled allocator's total, and follows every block from
 its allocation to its release (:class:`~benchkill.analysis.holders.Lifetime`): who held
 it, where it was last used, how it was released; with ``snapshot_tick`` it also records
@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from benchkill.analysis.allocations import dtype_bytes
-from benchkill.analysis.bindings import BindingIndex, used_vars
+from benchkill.analysis.bindings import BindingIndex
 from benchkill.analysis.frame import Frame, bind_shape, concrete_shape
 from benchkill.analysis.holders import KILLED, REBOUND, RETURNED, SLOT, Lifetime, Site
+from benchkill.analysis.vm_model import SymbolicVM
 from benchkill.relax import ops
 
 #: The pooled allocator rounds every request up to a multiple of this (its page size).
@@ -60,8 +61,14 @@ class Run:
     held: dict[int, list[str]] = field(default_factory=dict)  # at snapshot_tick
 
 
-class Machine:
-    """Executes lowered Relax abstractly, counting live block bytes (module docstring)."""
+class AbstractVM(SymbolicVM):
+    """Executes lowered Relax abstractly, counting live block bytes (module docstring).
+
+    A value is the frozenset of blocks it keeps alive (block ``b`` is ``lives[b - 1]``),
+    or a tuple of values; a block is freed when no register, no temporary hold and not
+    the return slot refers to it."""
+
+    EMPTY = EMPTY
 
     def __init__(
         self,
@@ -71,28 +78,27 @@ class Machine:
         snapshot_tick: int | None = None,
         indexes: dict[str, BindingIndex] | None = None,
     ) -> None:
-        self.mod = mod
+        super().__init__(mod, return_slot)
         self.forced = list(forced)
-        self.use_return_slot = return_slot
         self.snapshot_tick = snapshot_tick
-        self.indexes = {} if indexes is None else indexes
+        if indexes is not None:
+            self.indexes = indexes
         self.run = Run()
         self.sizes: dict[int, int] = {}
         self.refs: dict[int, int] = {}
         self.live = 0
         self.tick = 0
-        self.clock = 0
-        self.slot: Any = EMPTY
         self.pool: dict[int, int] = {}  # page-rounded size -> free pooled buffers
-        self.frames: list[Frame] = []
-        self.site = Site("?", 0, "?")
-        self.snapshot_pending = False
 
-    def index(self, name: str) -> BindingIndex:
-        found = self.indexes.get(name)
-        if found is None:
-            found = self.indexes[name] = BindingIndex(name, self.mod[name])
-        return found
+    @property
+    def lives(self) -> list[Lifetime]:  # type: ignore[override]
+        return self.run.lives
+
+    def buffers(self, value: Any) -> list[int]:
+        return [block - 1 for block in blocks_of(value)]
+
+    def alive(self, life: int) -> bool:
+        return life + 1 in self.sizes
 
     # -- block reference counting
     def _new_block(self, size: int) -> frozenset[int]:
@@ -115,19 +121,9 @@ class Machine:
             self.snapshot_pending = True  # taken once the binding holds the block
         return frozenset((block,))
 
-    def _snapshot(self) -> None:
-        """Who holds each block now: per block the variables, the one to name it by
-        first (a binding, not a parameter, of the outermost frame, bound last)."""
-        found: dict[int, list[tuple[bool, int, int, str]]] = {}
-        for depth, frame in enumerate(self.frames):
-            index = self.index(frame.name)
-            for order, (var, value) in enumerate(frame.regs.items()):
-                name = f"{frame.name}.{index.printed.get(var, var.name)}"
-                param = var not in index.position
-                for block in blocks_of(value):
-                    found.setdefault(block - 1, []).append((param, depth, -order, name))
-        for block, names in found.items():
-            self.run.held[block] = [name for *_, name in sorted(names)]
+    def snapshot(self) -> None:
+        super().snapshot()
+        self.run.held = self.held
 
     def _free(self, block: int, how: tuple[str, Site | None, str | None]) -> None:
         size = self.sizes.pop(block)
@@ -156,89 +152,29 @@ class Machine:
             if self.refs.get(block) == 0:
                 self._free(block, (REBOUND, self.site, None))
 
-    def _use(self, frame: Frame, expr: Any, site: Site) -> None:
-        for var in used_vars(expr):
-            value = frame.regs.get(var)
-            if value is not None:
-                for block in blocks_of(value):
-                    self.run.lives[block - 1].use(site, self.clock)
-
     # -- functions
     def call(self, name: str, fn: Any, args: Sequence[Any], shapes: Sequence[Any]) -> Any:
         """Run ``fn`` on argument values; the result comes back held once (by the
         return slot, or by a temporary hold the caller drops after binding it)."""
-        from tvm import relax
+        return self.call_function(name, fn, Frame(name), args, shapes)
 
-        frame = Frame(name)
-        index = self.index(name)
-        caller = self.site
-        self.frames.append(frame)
-        for param, value, shape in zip(fn.params, args, shapes, strict=True):
-            bind_shape(frame, param.ty, shape)
-            frame.regs[param] = value
-            self._hold(value, f"{name}.{index.printed.get(param, param.name)}")
-        result = self.expr(fn.body, frame)
-        back = index.returns()
-        self._use(frame, fn.body.body if isinstance(fn.body, relax.SeqExpr) else fn.body, back)
+    def bind_param(self, frame: Frame, param: Any, value: Any, shape: Any) -> None:
+        bind_shape(frame, param.ty, shape)
+        frame.regs[param] = value
+        self._hold(value, f"{frame.name}.{self.index(frame.name).printed.get(param, param.name)}")
+
+    def returning(self, frame: Frame, index: BindingIndex, result: Any, back: Site) -> None:
         self._hold(result)
-        if self.use_return_slot:
-            self._release(self.slot, (SLOT, back, None))
-            self.slot = result
+        if self.return_slot:
+            self._release(self.replace_slot(result), (SLOT, back, None))
         for var, value in frame.regs.items():
             self._release(value, (RETURNED, back, index.printed.get(var, var.name)))
-        self.frames.pop()
-        # the caller's call binding uses its arguments until the call returns
-        for value in args:
-            for block in blocks_of(value):
-                if block in self.sizes:
-                    self.run.lives[block - 1].use(caller, self.clock)
-        self.site = caller
-        return result
 
-    def _returned(self, value: Any) -> None:
-        """The caller has bound a call's result: drop the temporary hold."""
-        if not self.use_return_slot:
-            self._release(value, (RETURNED, self.site, None))
-
-    # -- expressions
-    def expr(self, expr: Any, frame: Frame) -> Any:
-        from tvm import relax
-
-        if isinstance(expr, relax.SeqExpr):
-            for block in expr.blocks:
-                for binding in block.bindings:
-                    self.binding(binding, frame)
-            return self.expr(expr.body, frame)
-        if isinstance(expr, relax.Var):
-            return frame.regs.get(expr, EMPTY)
-        if isinstance(expr, relax.Tuple):
-            return tuple(self.expr(f, frame) for f in expr.fields)
-        if isinstance(expr, relax.TupleGetItem):
-            value = self.expr(expr.tuple_value, frame)
-            if isinstance(value, tuple) and 0 <= expr.index < len(value):
-                return value[expr.index]
-            return value
-        if isinstance(expr, relax.If):
-            return self.branch(expr, frame)
-        if isinstance(expr, relax.Call):
-            return self.call_expr(expr, frame)
-        return EMPTY  # constants, shapes, prim values, strings, functions
-
-    def binding(self, binding: Any, frame: Frame) -> None:
+    # -- bindings
+    def bind(self, frame: Frame, binding: Any, value: Any, site: Site) -> None:
         from tvm import relax
 
         var = binding.var
-        index = self.index(frame.name)
-        site = self.site = index.site(var)
-        is_kill = (
-            isinstance(binding.value, relax.Call)
-            and ops.ROLES.get(ops.op_name(binding.value)) == ops.KILL
-        )
-        if not is_kill:
-            self.clock += 1
-        self._use(frame, binding.value, site)
-        value = self.expr(binding.value, frame)
-        self.site = site
         if isinstance(binding, relax.MatchCast):
             bind_shape(frame, binding.ty, concrete_shape(frame, binding.value.ty))
         old = frame.regs.get(var)
@@ -247,14 +183,14 @@ class Machine:
         if old is not None:
             self._release(old, (REBOUND, site, site.var))
         if isinstance(binding.value, relax.Call) and self._is_relax_call(binding.value):
-            self._returned(value)
+            if not self.return_slot:  # the caller has bound the result: the temporary hold ends
+                self._release(value, (RETURNED, self.site, None))
         self._drop_unheld(value)
-        if self.snapshot_pending:
-            self.snapshot_pending = False
-            self._snapshot()
+
+    def after_binding(self, frame: Frame, var: Any) -> None:
         self.run.curve.append(LivePoint(frame.name, var.name, self.live))
 
-    def branch(self, expr: Any, frame: Frame) -> Any:
+    def branch(self, expr: Any, frame: Frame, var: str | None) -> Any:
         index = len(self.run.choices)
         taken = self.forced[index] if index < len(self.forced) else True
         self.run.choices.append(taken)
@@ -267,7 +203,7 @@ class Machine:
             self.mod[call.op], relax.Function
         )
 
-    def call_expr(self, call: Any, frame: Frame) -> Any:
+    def call_expr(self, call: Any, frame: Frame, var: str | None) -> Any:
         from tvm import relax
 
         role = ops.ROLES.get(ops.op_name(call))
@@ -279,13 +215,8 @@ class Machine:
             dims = [frame.size_of(d) for d in call.args[0].values]
             return self._new_block(dtype_bytes(call.args[1].value) * math.prod(dims))
         if role == ops.KILL:
-            target = call.args[0]
-            if isinstance(target, relax.Var) and target in frame.regs:
-                name = self.index(frame.name).printed.get(target, target.name)
-                value = frame.regs.pop(target)
-                for block in blocks_of(value):
-                    self.run.lives[block - 1].kill(self.site)
-                self._release(value, (KILLED, self.site, name))
+            name, value = self.kill(frame, call.args[0])
+            self._release(value, (KILLED, self.site, name))
             return EMPTY
         if role == ops.NULL:
             return EMPTY

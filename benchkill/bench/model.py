@@ -8,13 +8,18 @@ pass timed side by side on one module.
 
 :func:`label` is the one way a measurement is named in text (``suite:name[k=v,...]
 metric``): case keys, ``compare --only``, tables and figure legends all use it.  This
-module imports nothing of benchkill, so every layer above may use it.
+module imports nothing of benchkill at import time (the summary statistics of
+:mod:`benchkill.stats` when a record is stored), so every layer above may use it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import json
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from benchkill.stats import Summary
 
 #: Status values of a record.
 OK = "ok"
@@ -60,24 +65,66 @@ class CaseSpec:
         return label(self.suite, self.name, self.params)
 
 
+def params_key(params: dict[str, Any]) -> str:
+    """A canonical string for a params dict (sorted keys), for matching records."""
+    return json.dumps(params, sort_keys=True, separators=(",", ":"))
+
+
 @dataclass(frozen=True)
 class Record:
-    """One measured metric of one case.
+    """One measured metric of one case: as a suite returns it, and as a results file
+    stores it (:meth:`stored`: with its case key, summary and the code's git state).
 
     ``samples`` are raw measurements (seconds, bytes, or a ratio), never summaries;
     ``status`` is one of :data:`STATUSES`; ``error`` says why a case failed.
     ``extra`` carries small JSON-serialisable details (e.g. a memory timeline).
+    ``case`` (the key of the case that produced it) and ``summary`` (None without
+    samples) are keyword-only: a suite leaves them out, storing fills them in.  The
+    fields' order is the stored JSON's.
     """
 
+    case: str = field(default="", kw_only=True)
     suite: str
     name: str
     params: dict[str, Any]
     metric: str
     unit: str
     samples: tuple[float, ...] = ()
+    summary: Summary | None = field(default=None, kw_only=True)
     status: str = OK
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    git_commit: str | None = None
+    git_dirty: bool | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """What identifies the same measurement across runs: suite, name, params, metric."""
+        return (self.suite, self.name, params_key(self.params), self.metric)
+
+    def stored(self, case: str, code: tuple[str | None, bool | None] = (None, None)) -> Record:
+        """This record as a results file stores it: of case ``case``, measured by the
+        code at ``code`` (git commit, dirty), with the summary of its samples."""
+        from benchkill.stats import summarize
+
+        samples = tuple(float(v) for v in self.samples)
+        return replace(
+            self,
+            case=case,
+            params=dict(self.params),
+            samples=samples,
+            summary=summarize(samples) if samples else None,
+            extra=dict(self.extra),
+            git_commit=code[0],
+            git_dirty=code[1],
+        )
+
+    @classmethod
+    def from_record(
+        cls, record: Record, case: str, code: tuple[str | None, bool | None] = (None, None)
+    ) -> Record:
+        """``record.stored(case, code)`` (the name the stored type had)."""
+        return record.stored(case, code)
 
 
 #: The packages whose release changes what a run measures, each with its :class:`Machine`

@@ -13,7 +13,7 @@ from benchkill.reporting.formatting import code_text, comparison_markdown, compa
 from benchkill.reporting.run_comparison import compare
 from benchkill.reporting.verdicts import DEFAULT_ALPHA, thresholds_text
 from benchkill.reporting.warnings import comparison_warnings
-from benchkill.results.asv_import import load_any
+from benchkill.results.loading import load_any
 from benchkill.results.store import Results
 
 #: What exit code 1 means here.

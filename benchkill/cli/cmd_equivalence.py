@@ -1,5 +1,6 @@
 """``benchkill equivalence PATH...``: TVM's KillAfterLastUse and benchkill's on every Relax
-module of some files (exit 1 on any mismatch)."""
+module of some files, or on a model (``--model``, ``--torch``, ``--onnx``), exit 1 on any
+mismatch."""
 
 from __future__ import annotations
 
@@ -34,8 +35,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "per mismatch (only one raises, or different outputs).  A module passes when both "
         "give equal outputs or both raise."
     )
-    p.epilog = "example:\n  benchkill equivalence tvm/tests/python/relax --jobs 2 --out diffs"
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files, or directories (*.py)")
+    p.epilog = (
+        "examples:\n  benchkill equivalence tvm/tests/python/relax --jobs 2 --out diffs\n"
+        "  benchkill equivalence --onnx model.onnx --dynamic x:0   # in this process"
+    )
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="files, or directories (*.py); or give a model instead",
+    )
+    common.add_models(p, p.add_mutually_exclusive_group(), instead="PATHs")
     p.add_argument(
         "--stages",
         type=types.comma_list(STAGES),
@@ -63,19 +73,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         p, "DIR", "write a diff of each different output into DIR (default: write none)"
     )
     deprecation.alias(p, out, "--diffs")
+    common.add_shard(p, "file (in sorted order)")
 
 
 def run(args: argparse.Namespace) -> int:
     from benchkill.cli.outputs import check_directory, shown
     from benchkill.execution.corpus_task import check_files, python_files
+    from benchkill.relax.text import MAX_MODULE_BYTES, check_regular_file
 
+    source = common.source_of(args)
+    if (source == "file") == (not args.paths):
+        raise BenchkillError("give PATHs or one of --model, --torch, --onnx (not both)")
+    if source == "file" and args.dynamic:
+        raise BenchkillError("--dynamic applies to --torch and --onnx")
     paths = [Path(p) for p in args.paths]
     for path in paths:
         if not path.exists():
             raise BenchkillError(f"{shown(path)}: no such file or directory")
+        if not path.is_dir():
+            check_regular_file(path, MAX_MODULE_BYTES, "a Python file")
     if args.out:
         check_directory(Path(args.out), paths, "diffs")
-    files = python_files(paths)
+    if source != "file":
+        return _model(args)
+    from benchkill.bench.sharding import select
+
+    files = select(python_files(paths), args.shard)
     total = len(files)
     seen = [0]
 
@@ -91,6 +114,18 @@ def run(args: argparse.Namespace) -> int:
     mismatches = _report(records, args.stages, total)
     if args.out:
         _write_diffs(Path(args.out), records)
+    return 1 if mismatches else 0
+
+
+def _model(args: argparse.Namespace) -> int:
+    """Both passes on a model's module at each stage, in this process."""
+    from benchkill.execution.corpus_task import check_module
+
+    workload = common.model_of(args)
+    record = check_module(workload.mod, workload.name, args.stages, args.opt_level, bool(args.out))
+    mismatches = _report([record], args.stages, 1)
+    if args.out:
+        _write_diffs(Path(args.out), [record])
     return 1 if mismatches else 0
 
 

@@ -51,6 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="high-level programs to build and run with each kill variant in both "
         "exec modes (seconds each)",
     )
+    common.add_shard(p, "module and program (repeats and --buildable split; seed S+K-1)")
     for option, text in KNOWN_FAILURE_FLAGS.items():
         p.add_argument(
             "--" + option.replace("_", "-"),
@@ -68,12 +69,14 @@ def run(args: argparse.Namespace) -> int:
         raise BenchkillError(
             "benchkill fuzz needs hypothesis: pip install 'benchkill[test]'"
         ) from None
+    from benchkill.bench.sharding import share
+
     options = {option: getattr(args, option) for option in KNOWN_FAILURE_FLAGS}
     result = run_campaign(
-        args.repeats,
-        seed_value=args.seed,
+        share(args.repeats, args.shard),
+        seed_value=args.seed + (args.shard[0] - 1 if args.shard else 0),
         max_statements=args.max_statements,
-        buildable=args.buildable,
+        buildable=share(args.buildable, args.shard),
         **options,
     )
     ran = f"{result.examples} lowered modules"

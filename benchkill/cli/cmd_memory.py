@@ -1,11 +1,13 @@
 """``benchkill memory``: who holds the peak, and what each kill variant wastes.
 
-For one module (a TVMScript file, or a registered workload) and each kill variant and
-exec mode: the measured peak of a run (:func:`benchkill.measure_vm`), the allocation
-trace of one more run replayed through the allocator model, the static liveness bound
-(:func:`benchkill.estimate_memory`), the largest holders of the peak (variable, bytes,
-where defined, last used and released, killed or why not) and the waste table (bytes
-held after their last use times the bindings they were held, per function).
+For one module (a TVMScript file, a registered workload, or a model from the user's
+Python, PyTorch or ONNX) and each kill variant and exec mode: the measured peak of a run
+(:func:`benchkill.measure_vm`), the allocation trace of one more run replayed through the
+allocator model, the static liveness bound (:func:`benchkill.estimate_memory`), the
+largest holders of the peak (variable, bytes, where defined, last used and released,
+killed or why not) and the waste table (bytes held after their last use times the bindings
+they were held, per function). A model's outputs are checked against its framework's (exit
+1 on a mismatch).
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from benchkill.errors import BenchkillError, MeasurementError
+from benchkill.errors import BenchkillError, MeasurementError, one_line
 from benchkill.vocabulary import COMPARED_KILLS, KILLS, kill_arg
 
 MiB = float(1 << 20)
 #: What exit code 3 means here.
 NOT_MEASURED = "a variant's build, run or trace failed (its error is printed)"
+#: What exit code 1 means here.
+BAD_ANSWER = "a model's outputs differ from its framework's (PyTorch's, onnxruntime's)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -37,10 +41,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         common.kill_epilog(KILLS) + "\n\n"
         "examples:\n"
         "  benchkill memory --workload if_chain --quick --kill tvm beyond\n"
-        "  benchkill memory model.py --set n=4096 --exec-mode bytecode compiled"
+        "  benchkill memory model.py --set n=4096 --exec-mode bytecode compiled\n"
+        "  benchkill memory --torch mypkg.models:resnet --dynamic x:0 --memory-cfg naive\n"
+        "  benchkill memory --onnx model.onnx --dynamic x:0<=16\n"
+        "  benchkill memory --model mypkg.relax_models:block"
     )
     source = common.module_source(p, "a high-level Relax module (TVMScript file)")
     common.add_workload(source, list(WORKLOADS))
+    common.add_models(p, source)
     common.add_func(p, "to run")
     p.add_argument(
         "--set",
@@ -64,14 +72,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _subject(args: argparse.Namespace) -> Any:
+    from benchkill.cli import common_args as common
     from benchkill.inputs.workloads import Workload, make_workload
 
+    source = common.source_of(args)
+    if source != "file" and (args.set or args.function is not None):
+        raise BenchkillError(f"--set and --func apply to FILE, not to --{source}")
+    if args.quick and source != "workload":
+        where = "FILE" if source == "file" else f"--{source}"
+        raise BenchkillError(f"--quick applies to --workload, not to {where}")
+    model = common.model_of(args)
+    if model is not None:
+        return model
     if args.workload:
-        if args.set or args.function is not None:
-            raise BenchkillError("--set and --func apply to FILE, not to --workload")
         return make_workload(args.workload, quick=bool(args.quick))
-    if args.quick:
-        raise BenchkillError("--quick applies to --workload, not to FILE")
     from benchkill.inputs.arguments import module_arguments
     from benchkill.relax.text import read_module
 
@@ -84,20 +98,19 @@ def _subject(args: argparse.Namespace) -> Any:
 
 def _measure(workload: Any, mode: str, kill: str | None, args: argparse.Namespace) -> dict:
     from benchkill.execution.estimate import estimate_memory
-    from benchkill.execution.vm_measure import measure_vm
+    from benchkill.execution.vm_measure import VMOptions, measure_vm
 
-    result = measure_vm(
-        workload.mod,
-        list(workload.inputs),
-        exec_mode=mode,
-        kill=kill,
-        memory_cfg=args.memory_cfg,
-        repeat=0,
-        peak_repeat=args.repeats,
-        func=workload.func,
+    options = VMOptions(
+        mode,
+        args.memory_cfg,
+        0,
+        args.repeats,
+        workload.func,
         timeline=False,
         rekill=workload.rekill,
-        trace=not args.no_trace,
+    )
+    result = measure_vm(
+        workload.mod, list(workload.inputs), options, kill=kill, trace=not args.no_trace
     )
     estimate = None
     if result.ok and not workload.rekill:
@@ -182,6 +195,22 @@ def _holders(cell: dict, top: int) -> tuple[str, list[list[str]]]:
     return head, rows
 
 
+def _print_explanations(cells: dict[str, dict], labels: list[str], mode: str, cfg: str) -> None:
+    """Which case each variant's peak is in (:func:`benchkill.explain_peak`'s parts, from
+    its trace): planned storage, what kills can free, the pool's freed buffers."""
+    from benchkill.execution.explain import PeakExplanation
+
+    lines = []
+    for lab in labels:
+        r = cells[lab]["result"]
+        parts = r.trace_summary.peak_parts if r.ok and r.trace_summary else None
+        if parts is not None:
+            explained = PeakExplanation(kill_arg(lab), mode, cfg, int(r.peak_bytes), parts)
+            lines.append(f"  kill={lab}: {explained.text()}\n    {parts.advice()}")
+    if lines:
+        print(f"\nwhy the peak, {mode} (parts of the trace's replayed peak)\n" + "\n".join(lines))
+
+
 def _waste_rows(cells: dict[str, dict], labels: list[str]) -> list[list[str]]:
     per: dict[str, dict[str, int]] = {}
     for k in labels:
@@ -195,22 +224,35 @@ def _waste_rows(cells: dict[str, dict], labels: list[str]) -> list[list[str]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from benchkill.execution.outputs import compare_outputs
+
     workload = _subject(args)
     labels = list(dict.fromkeys(args.kill))
     kills = [kill_arg(name) for name in labels]
     failed: list[str] = []
+    mismatched: list[str] = []
     where = f" ({workload.description})" if workload.description else ""
     print(f"{workload.name}{where}: function {workload.func}, {args.memory_cfg} allocator")
     for mode in dict.fromkeys(args.exec_mode):
         cells = {
             lab: _measure(workload, mode, k, args) for lab, k in zip(labels, kills, strict=True)
         }
+        results = [c["result"] for c in cells.values()]
+        if all(r.stage == "build" for r in results):  # the module, not a kill step
+            raise BenchkillError(
+                f"TVM's build rejects {workload.name} ({mode}): {one_line(results[0].error)}"
+            )
         print(f"\n{mode}\n" + _table(_summary_rows(cells, labels)))
         for lab in labels:
             r = cells[lab]["result"]
             if not r.ok:
                 failed.append(f"kill={lab} ({mode})")
                 print(f"  kill={lab}: {r.stage} failed: {r.error}")
+            elif workload.expected and (
+                wrong := compare_outputs(r.outputs, workload.expected, reference=workload.reference)
+            ):
+                mismatched.append(f"kill={lab} ({mode})")
+                print(f"  kill={lab}: MISMATCH: {wrong}")
             elif r.trace_error:
                 failed.append(f"the trace of kill={lab} ({mode})")
                 print(f"  kill={lab}: no trace: {r.trace_error}")
@@ -220,6 +262,7 @@ def run(args: argparse.Namespace) -> int:
             if cells[lab]["result"].ok:
                 head, rows = _holders(cells[lab], args.top)
                 print(f"\nat the peak, kill={lab}, {mode}: {head}\n" + _table(rows, left=0))
+        _print_explanations(cells, labels, mode, args.memory_cfg)
         waste = _waste_rows(cells, labels)
         print(f"\nwaste per function (MiB x bindings held after last use), {mode}")
         print(_table(waste) if len(waste) > 1 else "  none")
@@ -230,6 +273,11 @@ def run(args: argparse.Namespace) -> int:
                     f"  kill={lab}: {w.function}.{w.var} {w.bytes / MiB:.3f} MiB x "
                     f"{w.bindings} bindings: {w.reason}"
                 )
+    if workload.expected and not mismatched:
+        print(f"\noutputs match {workload.reference} (tolerance: benchkill.execution.outputs)")
+    if mismatched:
+        print(f"\noutputs differ from {workload.reference}: {', '.join(mismatched)}")
+        return 1
     if failed:
         raise MeasurementError(f"not measured: {', '.join(failed)} (the errors are above)")
     return 0

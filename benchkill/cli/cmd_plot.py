@@ -9,7 +9,7 @@ from pathlib import Path
 from benchkill.cli import common_args as common
 from benchkill.cli.outputs import shown, staged_directory
 from benchkill.errors import MeasurementError
-from benchkill.results.asv_import import load_any
+from benchkill.results.loading import load_any
 
 #: What exit code 3 means here.
 NOT_MEASURED = "nothing to draw (no records a figure needs), or a figure could not be written"

@@ -1,4 +1,5 @@
-"""``benchkill profile FILE`` (or ``--generate FAMILY N ...``): CPU time per binding of each
+"""``benchkill profile FILE`` (or ``--generate FAMILY N ...``, or a model: ``--model``,
+``--torch``, ``--onnx``, lowered to the kill step's input): CPU time per binding of each
 step of benchkill's pass."""
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "  benchkill profile --generate model 49 --floor --repeats 15\n"
         "  benchkill profile --generate chain 1000 10000 66667 200000 --floor --repeats 3\n"
         "  benchkill profile kill_input.py --func main --floor   # your own IR\n"
-        "  benchkill profile model.py --lower --floor   # high-level IR"
+        "  benchkill profile model.py --lower --floor   # high-level IR\n"
+        "  benchkill profile --torch mypkg.models:resnet --dynamic x:0   # a model"
     )
     source = common.module_source(
         p,
@@ -52,6 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         old="--module",
     )
     common.add_generate(source, several=True)
+    common.add_models(p, source)
     # the old form `profile FAMILY N ...`: FAMILY lands in file, the sizes here
     p.add_argument(
         "old_sizes", nargs="*", type=types.positive_int, metavar="N", help=argparse.SUPPRESS
@@ -104,7 +107,13 @@ def run(args: argparse.Namespace) -> int:
             seconds.update(_print_floor(mod, bindings, args.repeats))
         points.append((bindings, seconds))
         del mod
-    exponents = scaling_exponents(points)
+    from benchkill.stats import scaling_exponents
+
+    timings: dict[str, list[tuple[int, float]]] = {}
+    for bindings, seconds in points:
+        for name, value in seconds.items():
+            timings.setdefault(name, []).append((bindings, value))
+    exponents = scaling_exponents(timings)
     if exponents:
         sizes = sorted({b for b, _ in points})
         print(
@@ -117,6 +126,16 @@ def run(args: argparse.Namespace) -> int:
 def _modules(args: argparse.Namespace) -> Iterator[tuple[str, tvm.IRModule]]:
     """(label, module) of each module to profile, made one at a time; the function to
     profile is the module's ``main``, its only Relax function."""
+    model = common.model_of(args)
+    if model is not None:
+        if args.lower:
+            raise BenchkillError("profile: --lower applies to FILE (a model is always lowered)")
+        func = args.function or model.func
+        where = f"{model.name}, function {func}"
+        mod = only_function(_lowered(model.mod, model.name), func, model.name)
+        del model
+        yield where, mod
+        return
     if args.generate is None:
         from benchkill.relax.text import read_module
 
@@ -171,20 +190,6 @@ def only_function(mod: tvm.IRModule, name: str, where: object) -> tvm.IRModule:
     out = tvm.IRModule(functions, attrs=mod.attrs)
     out["main"] = relax_functions[name]
     return out
-
-
-def scaling_exponents(points: list[tuple[int, dict[str, float]]]) -> dict[str, float]:
-    """Slope of log seconds against log bindings of each timing measured at every size
-    (:func:`benchkill.stats.loglog_slope`); empty with fewer than two distinct sizes."""
-    from benchkill.stats import loglog_slope
-
-    if len({bindings for bindings, _ in points}) < 2:
-        return {}
-    names = [name for name in points[0][1] if all(name in seconds for _, seconds in points)]
-    return {
-        name: loglog_slope([b for b, _ in points], [s[name] for _, s in points])[0]
-        for name in names
-    }
 
 
 def _print_floor(mod, bindings: int, rounds: int) -> dict[str, float]:

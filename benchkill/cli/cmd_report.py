@@ -12,7 +12,7 @@ from benchkill.cli.outputs import (
     staged_directory,
     write_text,
 )
-from benchkill.results.asv_import import load_any
+from benchkill.results.loading import load_any
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -17,6 +17,7 @@ from contextlib import ExitStack
 from datetime import datetime, timezone
 from pathlib import Path
 
+from benchkill.bench import sharding
 from benchkill.bench.machine import collect_machine
 from benchkill.bench.model import EXPECTED_FAILURE, FAILED, RESUME_FIELDS, Machine, changed_fields
 from benchkill.bench.runner import failed_records, make_progress, utc_now
@@ -48,11 +49,11 @@ SUITE_GUIDE = {
     },
     "vm": {
         "what": SUITE_TEXTS["vm"],
-        "quick_cases": 8,
-        "quick_time": "about 2 min",
-        "full_cases": 17,
-        "full_what": "7 workloads x 2 exec modes, calibration, naive allocator",
-        "full_time": "about 13 min",
+        "quick_cases": 9,
+        "quick_time": "about 2.5 min",
+        "full_cases": 31,
+        "full_what": "7 workloads x 2 exec modes, calibration, naive, 14 real-model cases",
+        "full_time": "about 13 min + 2 min per real-model case",
     },
 }
 
@@ -126,6 +127,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--instructions-only", action="store_true", help="pass suite: the counts without timing"
     )
+    common.add_shard(p, "case of each suite")
 
 
 def suite_names(spec: str) -> tuple[str, ...]:
@@ -177,7 +179,7 @@ def _counting_flag(args: argparse.Namespace) -> str:
 def _counting(args: argparse.Namespace, results: Results) -> list:
     """The suites, the pass suite counting instructions with --instructions[-only] (a
     resumed run keeps its own choice); valgrind is checked before any file is made."""
-    suites = _load_suites(results.settings.suites)
+    suites = sharding.sharded(_load_suites(results.settings.suites), results.settings, args)
     flags = ("--instructions-only", "--instructions")
     given = _counting_flag(args)
     counting = next((f for f in flags if f in results.settings.command), None)
@@ -298,7 +300,7 @@ def _prepare(args: argparse.Namespace, stack: ExitStack) -> tuple[ResultsFile, l
     settings = RunSettings(
         suites=names,
         quick=quick,
-        command=_command(names, quick, _counting_flag(args)),
+        command=_command(names, quick, _counting_flag(args)) + sharding.flag(args.shard),
         started_at=utc_now(),
     )
     if args.out is not None:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 
+from benchkill.bench.model import OK
 from benchkill.cli import common_args as common
-from benchkill.errors import BenchkillError
+from benchkill.errors import BenchkillError, MeasurementError
 from benchkill.reporting.formatting import run_line
-from benchkill.reporting.targets import format_targets
-from benchkill.results.asv_import import load_any
+from benchkill.reporting.targets import format_targets, pass_targets, vm_targets
+from benchkill.results.loading import load_any
+
+NOT_MEASURED = "no target figure could be computed: every measurement it needs failed"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,9 +39,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     runs = [(path, load_any(path)) for path in args.results]
-    text = format_targets([r for _, results in runs for r in results.records])
-    if not text:
-        raise BenchkillError("no successful pass or vm records to compute target figures from")
+    records = [r for _, results in runs for r in results.records]
+    text = format_targets(records)
+    computed = any(row["value"] is not None for row in pass_targets(records)) or any(
+        len(row) > 4
+        for row in vm_targets(records)  # a figure beside the row's keys and met
+    )
+    if not computed:
+        failed = [r for r in records if r.suite in ("pass", "vm") and r.status != OK]
+        if failed:  # the input has the measurements; they failed (exit code 3)
+            raise MeasurementError(
+                f"no target figure could be computed: {len(failed)} pass or vm "
+                "measurement(s) failed"
+            )
+        raise BenchkillError("no pass or vm records a target figure is computed from")
     # the ratios depend on the CPU and the interpreter's build (README "The interpreter")
     print("\n".join(run_line(path, r) for path, r in runs) + "\n")
     print(text)

@@ -6,9 +6,10 @@ the entry function ``--func``, a count of repeated measurements ``--repeats``, a
 ``--seed``, an output ``--out`` and the quick sizes ``--quick`` wherever they appear.
 Where a module comes from is one scheme (:func:`module_source`): a positional ``FILE``
 (TVMScript), or exactly one source option in the same mutually exclusive group
-(``--generate FAMILY N``, ``--workload NAME``).  An old spelling stays one release as a
-hidden alias (:mod:`benchkill.cli.deprecation`) that prints one ``warning:`` line on
-stderr saying what to use instead, and still works.  Choices come from
+(``--generate FAMILY N``, ``--workload NAME``, and a model's front doors ``--model``,
+``--torch``, ``--onnx`` with ``--dynamic``: :func:`add_models`). An old spelling stays one
+release as a hidden alias (:mod:`benchkill.cli.deprecation`) that prints one ``warning:``
+line on stderr saying what to use instead, and still works. Choices come from
 :mod:`benchkill.vocabulary`, values are checked by the ``type=`` functions of
 :mod:`benchkill.cli.args`.
 """
@@ -23,13 +24,14 @@ from typing import Any
 from benchkill import vocabulary
 from benchkill.cli import args as types
 from benchkill.cli.deprecation import alias
+from benchkill.errors import BenchkillError
 
 # --- where a module comes from -------------------------------------------------------
 
 #: The source options a module can come from besides a positional ``file``, by dest (see
 #: :func:`source_of`); a new source (a model, a PyTorch or ONNX file) is added here and
 #: by a function ``add_<source>`` below, in the group :func:`module_source` makes.
-SOURCES = ("generate", "workload")
+SOURCES = ("generate", "workload", "model", "torch", "onnx")
 
 
 def module_source(p: argparse.ArgumentParser, file_help: str, old: str | None = None) -> Any:
@@ -91,6 +93,55 @@ def add_workload(group: Any, names: Sequence[str]) -> argparse.Action:
         metavar="NAME",
         help=f"a registered VM workload with its inputs: {', '.join(names)} (default: read FILE)",
     )
+
+
+def add_models(p: argparse.ArgumentParser, group: Any, instead: str = "FILE") -> None:
+    """A model's front doors in the source ``group`` (:mod:`benchkill.inputs.sources`,
+    the spelling of :func:`benchkill.load_model`): ``--model ENTRY`` (the user's Python
+    returns an IRModule and inputs), ``--torch ENTRY`` (a ``torch.nn.Module`` and example
+    inputs, ``torch.export``), ``--onnx FILE``; and ``--dynamic DIM [DIM ...]`` on ``p``.
+    :func:`model_of` loads the one given; ``instead`` names what is read without one."""
+    default = f" (default: read {instead})"
+    group.add_argument(
+        "--model",
+        metavar="ENTRY",
+        help="package.module:function returning a high-level Relax IRModule and its inputs "
+        "(or a mapping with 'mod', 'inputs' and optionally 'params', 'expected')" + default,
+    )
+    group.add_argument(
+        "--torch",
+        metavar="ENTRY",
+        help="package.module:function returning a torch.nn.Module and example inputs "
+        "(exported with torch.export, imported with TVM's frontend; needs the models extra)"
+        + default,
+    )
+    group.add_argument(
+        "--onnx",
+        metavar="FILE",
+        help="an ONNX model file (imported with TVM's frontend; needs the models extra)" + default,
+    )
+    p.add_argument(
+        "--dynamic",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="DIM",
+        help="--torch/--onnx: dynamic dimensions by input name and axis, with an optional "
+        "upper bound: x:0, x:0<=16, x:0=batch<=16; without it, shapes are static (default: none)",
+    )
+
+
+def model_of(args: argparse.Namespace) -> Any:
+    """The :class:`~benchkill.inputs.workload_spec.Workload` of the front door the command
+    line gave (:func:`add_models`), or None if it gave none."""
+    from benchkill.inputs.sources import MODEL_SOURCES, load_model
+
+    kind = source_of(args)
+    if kind not in MODEL_SOURCES:
+        if getattr(args, "dynamic", None):
+            raise BenchkillError("--dynamic applies to --torch and --onnx")
+        return None
+    return load_model(**{kind: getattr(args, kind)}, dynamic=args.dynamic or None)
 
 
 def add_func(p: argparse.ArgumentParser, what: str) -> argparse.Action:
@@ -245,3 +296,15 @@ def policy_of(args: argparse.Namespace) -> Any:
     from benchkill.reporting.policy import find_policy, load_policy
 
     return find_policy() if args.policy is None else load_policy(args.policy)
+
+
+def add_shard(p: argparse.ArgumentParser, unit: str) -> argparse.Action:
+    """``--shard K/N``: job K of N of a CI matrix does every N-th ``unit``, from the K-th."""
+    from benchkill.bench.sharding import shard
+
+    return p.add_argument(
+        "--shard",
+        type=shard,
+        metavar="K/N",
+        help=f"job K of N in a CI matrix: only every N-th {unit}, from the K-th (default: all)",
+    )

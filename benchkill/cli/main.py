@@ -32,12 +32,16 @@ from benchkill.errors import BenchkillError, ExitCode
 #: command -> one-line help, in the order ``benchkill --help`` lists them
 COMMANDS = {
     "run": "run the benchmark suites and save a results file (--quick: about 2 min)",
+    "merge": "join the results files of a run's shards (run --shard K/N) into one",
+    "export": "write results files as asv results, for asv publish's dashboard",
     "compare": "compare two results files: regressions, improvements (exit 1 on a regression)",
     "report": "write a Markdown report: headline, comparison, figures, tables",
     "plot": "draw the figures of results files (PNG and SVG)",
     "targets": "print the target figures of results files, each met or not",
     "memory": "explain a VM run's peak memory per kill variant: holders, waste, trace",
     "trust": "measure how often compare raises false alarms and catches a slowdown",
+    "bisect": "find the commit that made a regression, each commit measured with its own code",
+    "history": "change points over a history of runs (exit 1 when the newest is a regression)",
     "generate": "print a generated Relax module, the pass benchmark's input",
     "apply": "run a KillAfterLastUse variant on a module and print the result",
     "profile": "time each step of benchkill's pass (generated module or a file)",
@@ -208,7 +212,7 @@ def full_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _interrupt(signum: int, frame: object) -> None:
+def _interrupt(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 

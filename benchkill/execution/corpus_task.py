@@ -284,6 +284,15 @@ def _stages(mod, request: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def check_module(
+    mod, name: str, stages: tuple[str, ...], opt_level: int | None = None, diffs: bool = False
+) -> dict[str, Any]:
+    """The record of one module the caller holds (a model: :mod:`benchkill.inputs.sources`),
+    checked here at each stage as a file's candidates are in a child."""
+    request = {"stages": stages, "opt_level": opt_level, "diffs": diffs}
+    return {"file": name, "line": 0, "name": "module", "parsed": True, **_stages(mod, request)}
+
+
 def _lowered(mod):
     """``mod`` after each pass of :func:`before_kill` that does not raise on it."""
     import tvm

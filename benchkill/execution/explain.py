@@ -71,6 +71,22 @@ class PeakParts:
         }
         return max(parts, key=lambda k: parts[k])
 
+    def advice(self) -> str:
+        """What the :attr:`case` means for kills, in one sentence."""
+        mib = 1 << 20
+        return {
+            "planned": "the planner's storage of constant size (static or bounded shapes) "
+            "holds the peak: it reuses memory itself, kills change little",
+            "symbolic": "storage sized by a dynamic dimension with no upper bound holds the "
+            "peak: kills free it (with the naive allocator; the pooled one keeps freed "
+            "buffers for a request of their size)",
+            "unplanned": "allocations left to run time (results crossing functions or "
+            "branches, unbounded shapes) hold the peak: only kills or returns free them",
+            "pool": f"the pooled allocator holds {self.pooled_free_bytes / mib:.2f} MiB of "
+            "freed buffers at the peak: kills freed them, but no later request had their "
+            "page-rounded size (memory_cfg='naive' would return them)",
+        }[self.case]
+
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "case": self.case}
 
@@ -215,9 +231,16 @@ def peak_parts(
         if life is not None and (last is None or last < best_clock):
             dead += size
     return PeakParts(
-        cfg, best, at, parts[PLANNED], parts[SYMBOLIC], parts[UNPLANNED], parts["heap"],
-        best_free, dead,
-    )  # fmt: skip
+        cfg,
+        best,
+        at,
+        parts[PLANNED],
+        parts[SYMBOLIC],
+        parts[UNPLANNED],
+        parts["heap"],
+        best_free,
+        dead,
+    )
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 A model from PyTorch or ONNX (:mod:`benchkill.inputs.torch_import`,
 :mod:`benchkill.inputs.onnx_import`) carries the outputs its framework computed on the
-same inputs (:attr:`~benchkill.inputs.workloads.Workload.expected`); :func:`compare_outputs`
+same inputs (:attr:`~benchkill.inputs.workload_spec.Workload.expected`); :func:`compare_outputs`
 holds the VM's outputs to them within
 
 ``|vm - expected| <= ATOL_SCALE * max(1, max|expected|) + RTOL * |expected|``

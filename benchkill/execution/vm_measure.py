@@ -25,19 +25,16 @@ from typing import Any
 import numpy as np
 
 from benchkill.analysis.liveness import check_function
-from benchkill.errors import BenchkillError, check_int
+from benchkill.errors import BenchkillError
 from benchkill.execution.attribution import summarize_trace
 from benchkill.execution.child import read_result, run_task, work_dir
 from benchkill.execution.peak import VMEvent
 from benchkill.execution.pipeline import check_kill_variant
 from benchkill.execution.trace import TraceEvent, TraceSummary
 from benchkill.execution.vm_build import Built, build_library
+from benchkill.execution.vm_options import VMOptions, merge_options
 from benchkill.execution.vm_task import EXPORTED
 from benchkill.files import copy_new
-from benchkill.vocabulary import EXEC_MODES, MEMORY_CFGS
-
-#: Seconds a child may take (build and all runs) before it is killed.
-DEFAULT_TIMEOUT = 600.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,16 +77,6 @@ class VMResult:
     trace_error: str | None = None
 
 
-def _check_options(exec_mode: str, kill: Any, memory_cfg: str) -> None:
-    if exec_mode not in EXEC_MODES:
-        raise BenchkillError(f"exec_mode must be one of {', '.join(EXEC_MODES)}, not {exec_mode!r}")
-    if memory_cfg not in MEMORY_CFGS:
-        raise BenchkillError(
-            f"memory_cfg must be one of {', '.join(MEMORY_CFGS)}, not {memory_cfg!r}"
-        )
-    check_kill_variant(kill)
-
-
 def _input_specs(inputs: Sequence[Any]) -> tuple[list[dict[str, Any]], dict[str, np.ndarray]]:
     """JSON descriptions of the inputs and the arrays to store in inputs.npz."""
     specs: list[dict[str, Any]] = []
@@ -113,18 +100,12 @@ def _input_specs(inputs: Sequence[Any]) -> tuple[list[dict[str, Any]], dict[str,
 def measure_vm(
     mod: Any,
     inputs: Sequence[Any],
+    options: VMOptions | None = None,
     *,
-    exec_mode: str = "bytecode",
     kill: str | None = "benchkill",
-    memory_cfg: str = "pooled",
-    repeat: int = 5,
-    func: str = "main",
-    peak_repeat: int = 3,
-    timeline: bool = True,
-    rekill: bool = False,
-    timeout: float = DEFAULT_TIMEOUT,
     trace: bool = False,
     export: str | os.PathLike[str] | None = None,
+    **deprecated: Any,
 ) -> VMResult:
     """Build ``mod`` for LLVM with the kill variant ``kill``, run ``func``, measure it.
 
@@ -140,22 +121,13 @@ def measure_vm(
     inputs : sequence
         One per parameter of ``func``: numpy arrays, and Python scalars for PrimType
         parameters (such as an If condition).
-    exec_mode, memory_cfg : str
-        ``relax.build``'s exec_mode and the VM allocator ("pooled" or "naive").
+    options : benchkill.VMOptions, optional
+        Exec mode, allocator, timed and peak runs, the function, the timeline, the re-kill
+        scenario, the timeout (default: ``VMOptions()``).  The same names as keywords
+        (``exec_mode=...``) still work for one release, with a DeprecationWarning.
     kill : {"tvm", "benchkill", "beyond", "legacy", None}
-        The kill step of :func:`benchkill.build_pipeline`.
-    repeat, peak_repeat : int
-        How many timed runs, and how many runs measured for the peak.
-    func : str
-        The function to run.
-    timeline : bool
-        Record the memory timeline (bytecode mode only).
-    rekill : bool
-        The upstream #20200 scenario: compile with TVM's default pipeline (which has
-        its own kill step), run the ``kill`` pass once more on the result, and build
-        that with ``relax_pipeline="zero"``.
-    timeout : float
-        Seconds before the child is killed (recorded as an error).
+        The kill step of :func:`benchkill.build_pipeline` (with ``rekill``: the pass run
+        once more after TVM's default pipeline).
     trace : bool
         Also trace the allocations of one run, in a fresh child of its own that loads the
         same library (:mod:`benchkill.execution.trace`), after the measurement
@@ -167,9 +139,11 @@ def measure_vm(
         file that appears at that path during the measurement makes the result an error
         (stage "export").
     """
-    _check_options(exec_mode, kill, memory_cfg)
-    request = _request(mod, inputs, exec_mode, memory_cfg, repeat, peak_repeat, func, timeline)
-    request.update(kill=kill, rekill=bool(rekill))
+    options = merge_options(options, deprecated, "measure_vm")
+    check_kill_variant(kill)
+    request = _request(mod, inputs, options)
+    request.update(kill=kill, rekill=options.rekill)
+    exec_mode, rekill, timeout = options.exec_mode, options.rekill, options.timeout
     if export is not None and os.path.lexists(export):
         raise BenchkillError(f"measure_vm: {os.fspath(export)} exists; it is never replaced")
     with work_dir("benchkill-vm-") as work:
@@ -191,16 +165,10 @@ def measure_vm_variants(
     mod: Any,
     inputs: Sequence[Any],
     kills: Sequence[str | None],
+    options: VMOptions | None = None,
     *,
-    exec_mode: str = "bytecode",
-    memory_cfg: str = "pooled",
-    repeat: int = 5,
-    func: str = "main",
-    peak_repeat: int = 3,
-    timeline: bool = True,
-    rekill: bool = False,
-    timeout: float = DEFAULT_TIMEOUT,
     exports: Sequence[str | os.PathLike[str] | None] | None = None,
+    **deprecated: Any,
 ) -> list[VMResult]:
     """:func:`measure_vm` of each kill variant of ``kills`` (``exports[i]``: variant
     ``i``'s ``export``), one after the other in one child process (task
@@ -218,15 +186,17 @@ def measure_vm_variants(
     crash of the child fails the variants without a result (stage "child"; the error says where
     it was).
     """
+    options = merge_options(options, deprecated, "measure_vm_variants")
+    exec_mode, rekill, timeout = options.exec_mode, options.rekill, options.timeout
     exports = [None] * len(kills) if exports is None else list(exports)
     if len(exports) != len(kills):
         raise BenchkillError(f"measure_vm_variants: {len(kills)} kills but {len(exports)} exports")
     for kill in kills:
-        _check_options(exec_mode, kill, memory_cfg)
+        check_kill_variant(kill)
     for export in exports:
         if export is not None and os.path.lexists(export):
             raise BenchkillError(f"measure_vm: {os.fspath(export)} exists; it is never replaced")
-    request = _request(mod, inputs, exec_mode, memory_cfg, repeat, peak_repeat, func, timeline)
+    request = _request(mod, inputs, options)
     task = "benchkill.execution.vm_task:variants_task"
     with work_dir("benchkill-vm-") as work:
         built: list[Built] = []
@@ -270,27 +240,16 @@ def _failed(built: Built) -> dict[str, Any]:
     return {"error": built.error, "stage": built.stage}
 
 
-def _request(
-    mod: Any,
-    inputs: Sequence[Any],
-    exec_mode: str,
-    memory_cfg: str,
-    repeat: int,
-    peak_repeat: int,
-    func: str,
-    timeline: bool,
-) -> dict[str, Any]:
-    """The options of a VM child, checked (all but the kill variant's)."""
-    check_int(repeat, "repeat", low=0)
-    check_int(peak_repeat, "peak_repeat")
-    check_function(mod, func, "measure_vm")
+def _request(mod: Any, inputs: Sequence[Any], options: VMOptions) -> dict[str, Any]:
+    """The options of a VM child (all but the kill variant's)."""
+    check_function(mod, options.func, "measure_vm")
     return {
-        "exec_mode": exec_mode,
-        "memory_cfg": memory_cfg,
-        "repeat": repeat,
-        "peak_repeat": peak_repeat,
-        "func": func,
-        "timeline": bool(timeline),
+        "exec_mode": options.exec_mode,
+        "memory_cfg": options.memory_cfg,
+        "repeat": options.repeat,
+        "peak_repeat": options.peak_repeat,
+        "func": options.func,
+        "timeline": bool(options.timeline),
         "inputs": _input_specs(inputs)[0],
     }
 

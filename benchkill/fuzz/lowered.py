@@ -13,9 +13,9 @@ comes after the last use of the variable and of everything CanonicalizeBindings 
 merge with it, so :func:`benchkill.verify_kills` finds nothing wrong in it (apart from
 missed kills).
 
-Each ``stmt_*`` method of :class:`_Program` (and of :class:`~benchkill.fuzz.shapes.Shapes`)
-is one statement; the values it binds and the bookkeeping it relies on are in
-:mod:`benchkill.fuzz.values`.
+Each ``stmt_*`` method of :class:`_Program` (and of :class:`~benchkill.fuzz.shapes.Shapes`
+and :class:`~benchkill.fuzz.tuples.Tuples`) is one statement; the values it binds and the
+bookkeeping it relies on are in :mod:`benchkill.fuzz.values`.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from tvm import relax
 from benchkill.errors import BenchkillError
 from benchkill.fuzz.properties import KNOWN_FAILURES
 from benchkill.fuzz.shapes import Shapes
+from benchkill.fuzz.tuples import Tuples
 from benchkill.fuzz.values import (
     ANY_ARG,
     BOOL,
@@ -93,7 +94,7 @@ def _statement(draw, program: _Program) -> bool:
     return True
 
 
-class _Program(Shapes, Scopes):
+class _Program(Shapes, Tuples, Scopes):
     """Draws one lowered function, statement by statement, with a hypothesis ``draw``."""
 
     # -- the function ------------------------------------------------------------------
@@ -257,60 +258,6 @@ class _Program(Shapes, Scopes):
             var = _ir_ffi.Var(self.name("m"), ty, None)
             self.scopes[-1].append(_rx_ffi.MatchCast(var, picked.var, ty, None))
             self.define(var, picked.kind, root=picked.root)
-
-    def stmt_tuple(self) -> None:
-        fields = []
-        for _ in range(self.draw(st.integers(1, 3))):
-            if self.draw(st.integers(0, 5)) == 0:  # an inline constant field
-                fields.append(Value(relax.const(np.float32(0.5), "float32"), CONST))
-                continue
-            # no PrimType field: TVMScript cannot parse R.Tuple(T.bool) back inside a module
-            picked = self.pick((TENSOR, OBJECT, STORAGE, CONST, NULL, SHAPE, PAIR, LOOSE, LITERAL))
-            if picked is not None:
-                fields.append(picked)
-        if fields:
-            self.literal(fields)
-
-    def stmt_retuple(self) -> None:
-        """``(t[0], t[1])`` of a pair that is not a literal (see :meth:`literal`)."""
-        picked = self.pick((PAIR,))
-        if picked is None:
-            return
-        first, second = (self.item_of(picked, index) for index in (0, 1))
-        self.literal([first, second])
-
-    def literal(self, fields: list[Value]) -> Value:
-        """A tuple of ``fields``.  Like CanonicalizeBindings, ``(t[0], t[1])`` of a pair ``t``
-        that is not a literal is ``t`` itself when ``t`` is a parameter, and an opaque pair
-        (whose items are not its fields) otherwise."""
-        value = _ir_ffi.Tuple([f.var for f in fields], None)
-        items = [f.root.item for f in fields]
-        if len(items) == 2 and all(items) and items[0][0] is items[1][0]:
-            if (items[0][1], items[1][1]) == (0, 1):
-                source = items[0][0]
-                root = source if source.param else None
-                return self.bind(PAIR, self.a.pair, value, "copy", root=root)
-        return self.bind(LITERAL, value.ty, value, "tup", fields=fields)
-
-    def item_of(self, pair: Value, index: int) -> Value:
-        a = self.a
-        kind, ty = ((TENSOR, a.tensor_ty), (OBJECT, a.any_ty))[index]
-        item = self.bind(kind, ty, _ir_ffi.TupleGetItem(pair.var, index, None), "item")
-        item.item = (pair.root, index)
-        return item
-
-    def stmt_item(self) -> None:
-        picked = self.pick((PAIR, LITERAL))
-        if picked is None:
-            return
-        arity = len(picked.fields) if picked.kind == LITERAL else 2
-        index = self.draw(st.integers(0, arity - 1))
-        if picked.kind == LITERAL:  # CanonicalizeBindings replaces it by the field
-            field = picked.fields[index]
-            value = _ir_ffi.TupleGetItem(picked.var, index, None)
-            self.bind(field.kind, field.var.ty, value, "item", root=field.root, fields=field.fields)
-        else:
-            self.item_of(picked, index)
 
     def stmt_constant(self) -> None:
         a = self.a

@@ -1,5 +1,5 @@
 """The statements of the lowered-module strategy for shapes TVM's own IR has and the first
-generator lacked (issue 11), mixed into :class:`benchkill.fuzz.lowered._Program`:
+generator lacked, mixed into :class:`benchkill.fuzz.lowered._Program`:
 
 * declared types less specific than, or other than, the value's (``R.Tensor(ndim=1)``,
   ``R.Tensor`` without shape or dtype, ``R.Any`` for a tensor, ``R.Shape(ndim=1)``), on

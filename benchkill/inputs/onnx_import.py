@@ -107,10 +107,14 @@ def from_onnx_file(
         mod.update_func(mod.get_global_var("main"), main)
     kind = ", ".join(str(d) for d in dims) or "as in the file"
     return Workload(
-        name=Path(path).name, mod=mod, inputs=tuple(args), input_shapes=shapes,
-        expected=tuple(np.asarray(e) for e in expected), reference="onnxruntime",
+        name=Path(path).name,
+        mod=mod,
+        inputs=tuple(args),
+        input_shapes=shapes,
+        expected=tuple(np.asarray(e) for e in expected),
+        reference="onnxruntime",
         description=f"ONNX model {Path(path).name} (dynamic: {kind})",
-    )  # fmt: skip
+    )
 
 
 def _arguments(

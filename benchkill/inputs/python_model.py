@@ -43,7 +43,7 @@ def from_python(spec: str) -> Workload:
 
 
 def workload_of(value: Any, name: str) -> Workload:
-    """The :class:`~benchkill.inputs.workloads.Workload` of what an entry point returned."""
+    """The :class:`~benchkill.inputs.workload_spec.Workload` of what an entry point returned."""
     import tvm
     from tvm import relax
 
@@ -82,10 +82,15 @@ def workload_of(value: Any, name: str) -> Workload:
     args = check_inputs(fn, inputs, name)
     shapes = {p.name: a.shape for p, a in zip(fn.params, args, strict=True) if hasattr(a, "shape")}
     return Workload(
-        name=name, mod=mod, inputs=tuple(args), func=func, input_shapes=shapes,
-        expected=expected, reference="the entry point's expected outputs" if expected else "",
+        name=name,
+        mod=mod,
+        inputs=tuple(args),
+        func=func,
+        input_shapes=shapes,
+        expected=expected,
+        reference="the entry point's expected outputs" if expected else "",
         description=f"the module of {name}",
-    )  # fmt: skip
+    )
 
 
 def _value(value: Any) -> Any:

@@ -147,9 +147,14 @@ def _workload(name: str, shape: str, quick: bool) -> Workload:
     w = export_torch(module, inputs, dynamic=dynamic, name=name)
     size = "-".join(f"{k}{v}" for k, v in sizes(name, quick).items() if k != "bound")
     return Workload(
-        name=f"{name}-{shape}-{size}", mod=w.mod, inputs=w.inputs, input_shapes=w.input_shapes,
-        expected=w.expected, reference=w.reference, description=f"{name}, {w.description}",
-    )  # fmt: skip
+        name=f"{name}-{shape}-{size}",
+        mod=w.mod,
+        inputs=w.inputs,
+        input_shapes=w.input_shapes,
+        expected=w.expected,
+        reference=w.reference,
+        description=f"{name}, {w.description}",
+    )
 
 
 def kill_input(name: str, shape: str = "unbounded", quick: bool = True) -> Any:

@@ -96,8 +96,9 @@ def export_torch(
         try:
             expected = _flatten(module(*inputs), [])
         except Exception as exc:  # noqa: BLE001 - the user's model may raise anything
-            raise BenchkillError(f"{name}: the model raised {type(exc).__name__}: "
-                                 f"{one_line(exc)}") from None  # fmt: skip
+            raise BenchkillError(
+                f"{name}: the model raised {type(exc).__name__}: {one_line(exc)}"
+            ) from None
     try:
         program = torch.export.export(module, inputs, dynamic_shapes=_dynamic_shapes(names, dims))
     except Exception as exc:  # noqa: BLE001 - torch.export's errors are many kinds
@@ -112,9 +113,14 @@ def export_torch(
     shapes = {p.name: a.shape for p, a in zip(mod["main"].params, args, strict=False)}
     kind = ", ".join(str(d) for d in dims) or "static"
     return Workload(
-        name=name, mod=mod, inputs=tuple(args), input_shapes=shapes, expected=tuple(expected),
-        reference="PyTorch eager", description=f"torch.export of {name} ({kind})",
-    )  # fmt: skip
+        name=name,
+        mod=mod,
+        inputs=tuple(args),
+        input_shapes=shapes,
+        expected=tuple(expected),
+        reference="PyTorch eager",
+        description=f"torch.export of {name} ({kind})",
+    )
 
 
 def _input_names(module: Any, count: int, name: str) -> list[str]:

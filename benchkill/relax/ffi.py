@@ -19,13 +19,10 @@ own functions keep their setting.
 from __future__ import annotations
 
 import tvm
-import tvm.ir._ffi_api as _ir_api
 import tvm_ffi
 from tvm import relax
 from tvm.ir import expr as _ir_expr
 from tvm.ir.prim import expr as _prim_expr
-
-from benchkill.relax.ops import KILL_OBJECT, KILL_STORAGE, KILL_TENSOR, get_op
 
 
 def held(name: str):
@@ -38,7 +35,6 @@ def held(name: str):
 
 array_get = held("ffi.ArrayGetItem")
 array_size = held("ffi.ArraySize")
-deep_copy = tvm_ffi.get_global_func("ffi.DeepCopy")
 
 make_var_binding = held("relax.VarBinding")
 make_binding_block = held("relax.BindingBlock")
@@ -93,57 +89,3 @@ def is_var(expr) -> bool:
 def handle(obj) -> int:
     """The object handle: identity of an IR node, stable across Python wrappers."""
     return obj.__chandle__()
-
-
-class KillFactory:
-    """Builds kill bindings ``_ = R.memory.kill_tensor(x)`` (and the other two kills).
-
-    TVM emits kills through its BlockBuilder, which leaves both the call and the
-    variable with a null type.  The FFI constructors cannot set a null type, so the
-    bindings are built with missing types and :meth:`finish` types them all, in
-    place, by normalizing one throwaway SeqExpr that holds just the kills.
-    """
-
-    def __init__(self) -> None:
-        self._missing = _ir_api.TypeMissing()
-        self._var = make_var
-        self._dataflow_var = make_dataflow_var
-        self._ops = {name: get_op(name) for name in (KILL_TENSOR, KILL_STORAGE, KILL_OBJECT)}
-        # The operators' own FFI constructors build ``Call(op, [var])`` in one call.
-        self._makers = {
-            KILL_TENSOR: held("relax.op.memory.kill_tensor"),
-            KILL_STORAGE: held("relax.op.memory.kill_storage"),
-            KILL_OBJECT: held("relax.op.vm.kill_object"),
-        }
-        self._group_makers = tuple(
-            self._makers[k] for k in (KILL_TENSOR, KILL_STORAGE, KILL_OBJECT)
-        )
-        self._made: dict[bool, list] = {False: [], True: []}
-
-    def __call__(self, op_name: str, var, dataflow: bool = False):
-        """The binding ``_ = op_name(var)`` (typed later by :meth:`finish`)."""
-        return self.kills(tuple([var] if k == op_name else [] for k in self._makers), dataflow)[0]
-
-    def kills(self, group: tuple, dataflow: bool) -> list:
-        """The kill bindings of a plan group ``(tensors, storage, objects)``, in order."""
-        missing = self._missing
-        new_var = self._dataflow_var if dataflow else self._var
-        made = [
-            make_var_binding(new_var("_", missing, None), make(var), None)
-            for make, vars_ in zip(self._group_makers, group, strict=True)
-            for var in vars_
-        ]
-        self._made[dataflow].extend(made)
-        return made
-
-    def finish(self) -> None:
-        """Give every kill made so far the (null) types TVM's BlockBuilder gives it."""
-        blocks = []
-        if self._made[False]:
-            blocks.append(make_binding_block(self._made[False], None))
-        if self._made[True]:
-            blocks.append(make_dataflow_block(self._made[True], None))
-        if blocks:
-            result = relax.Tuple([])
-            normalize(relax.BlockBuilder(), make_seq_expr(blocks, result, None))
-        self._made = {False: [], True: []}

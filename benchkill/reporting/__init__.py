@@ -1,7 +1,7 @@
 """Layer ``reporting``: what results mean and how they are shown.
 
 Owns :mod:`.verdicts` (compare's classification), :mod:`.formatting` (values and
-comparison rows as text), :mod:`.targets` (the issues' target figures), :mod:`.headline`
+comparison rows as text), :mod:`.targets` (the project's target figures), :mod:`.headline`
 (speedups, memory saved, targets met: the answers a report leads with),
 :mod:`.warnings` (why two runs may not compare), :mod:`.palette` (the colours, orders and
 styles of every figure), :mod:`.plot` (figures, drawn by :mod:`.plot_pass`,

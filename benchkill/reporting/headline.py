@@ -34,9 +34,6 @@ from benchkill.reporting.targets import (
     vm_targets,
 )
 
-#: Kill variants the memory table shows, in order (legacy only where it was measured).
-MEMORY_KILLS = palette.KILL_ORDER
-
 
 @dataclass(frozen=True)
 class Speedup:

@@ -166,8 +166,39 @@ def history_series(runs: Sequence[Results]) -> dict[tuple[str, str, str], list[S
     return out
 
 
-def history(runs: Sequence[Results], out_dir: Path) -> list[FigureData]:
-    """Each metric's medians across the runs, relative to each case's first run."""
+#: Colour and line style of a change point's mark (``benchkill history --plot``).
+CHANGE_STYLE = (REFERENCE, ":")
+
+
+def _change_marks(
+    changes: Sequence[Any], suite: str, metric: str, runs: Sequence[Results], used: list[int]
+) -> list[Series]:
+    """One vertical mark per change point of this figure: at the first drawn run of the
+    commit where the new level starts, in the panel of the changed case."""
+    marks = {}
+    for c in changes:
+        r = c.record
+        if r.suite != suite or r.metric != metric:
+            continue
+        at = next((i for i, index in enumerate(used) if _short(runs[index]) == c.commit[:7]), None)
+        if at is not None:
+            panel = _panel_variant(r)[0]
+            marks[(panel, at)] = Series(
+                panel, f"change {c.commit[:7]}", CHANGE_STYLE[0], (at,), (), "change", ":"
+            )
+    return list(marks.values())
+
+
+def _short(run: Results) -> str:
+    return (run.machine.git_commit or "nogit")[:7]
+
+
+def history(
+    runs: Sequence[Results], out_dir: Path, changes: Sequence[Any] = ()
+) -> list[FigureData]:
+    """Each metric's medians across the runs, relative to each case's first run;
+    ``changes`` (:class:`~benchkill.reporting.changepoints.ChangePoint`) are marked by a
+    dotted vertical line at the run where the new level starts."""
     if len(runs) < 2:
         raise Skip("history needs two or more results files")
     figures = []
@@ -180,6 +211,7 @@ def history(runs: Sequence[Results], out_dir: Path) -> list[FigureData]:
         series = [replace(s, x=tuple(position[x] for x in s.x)) for s in by_index]
         step = max(1, -(-len(used) // MAX_TICKS))
         panels = list(dict.fromkeys(s.panel for s in series))
+        marks = _change_marks(changes, suite, metric, runs, used)
         fig, axes = grid(len(panels), panel_height=2.6)
         handles = {}
         for ax, panel in zip(axes, panels, strict=True):
@@ -191,6 +223,9 @@ def history(runs: Sequence[Results], out_dir: Path) -> list[FigureData]:
                 handles.setdefault(s.label, line_handle(s.label, s.colour, s.style or "-"))
             if not absolute:
                 ax.axhline(1.0, color=REFERENCE, lw=0.6)
+            for m in (m for m in marks if m.panel == panel):
+                ax.axvline(m.x[0] - 0.5, color=m.colour, ls=m.style, lw=1.2)
+                handles.setdefault("change point", line_handle("change point", *CHANGE_STYLE))
             ticks = list(range(0, len(used), step))
             ax.set_xticks(ticks, [labels[i] for i in ticks], rotation=45, ha="right", fontsize=7)
             ax.set_xlim(-0.3, len(used) - 0.7)
@@ -204,7 +239,12 @@ def history(runs: Sequence[Results], out_dir: Path) -> list[FigureData]:
         paths = save(fig, out_dir, stem)
         figures.append(
             FigureData(
-                stem, title, tuple(panels), tuple(series), paths=paths, xlabels=tuple(labels)
+                stem,
+                title,
+                tuple(panels),
+                (*series, *marks),
+                paths=paths,
+                xlabels=tuple(labels),
             )
         )
     if not figures:

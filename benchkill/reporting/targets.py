@@ -1,6 +1,6 @@
-"""The issues' target figures, computed from records (pure; no measurement here).
+"""The project's target figures, computed from records (pure; no measurement here).
 
-Pass suite (issue 16): benchkill / TVM time of every family at 3,000 bindings (<= 0.3)
+Pass suite: benchkill / TVM time of every family at 3,000 bindings (<= 0.3)
 and at every size from 30,000 on (<= 0.33; chain at 200,000: <= 0.15), of every size of
 the ``model`` family (<= 0.5), the naive port over benchkill (reported, no target),
 benchkill over its floor (the FFI work an exact Python pass cannot skip, where the run
@@ -14,7 +14,7 @@ do not add to it), else wall time; the samples of both implementations come from
 same interleaved rounds.
 
 VM suite, per workload, exec mode and allocator: ratios of medians of the peaks and run
-times of the kill variants (:data:`VM_FIGURES`); on the chain workloads the issue sets
+times of the kill variants (:data:`VM_FIGURES`); on the chain workloads the targets are
 :data:`VM_TARGETS` (kills keep the peak at the liveness bound and far below the build
 without kills).  Every target is printed with whether it is met.
 
@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from benchkill.bench.model import FLOOR, OK
-from benchkill.stats import loglog_slope
+from benchkill.stats import scaling_exponents
 
 #: benchkill / TVM targets: at 3,000 bindings, at 30,000 and more, chain at 200,000, model
 SMALL, SMALL_TARGET = 3_000, 0.3
@@ -53,7 +53,7 @@ VM_FIGURES: dict[str, tuple[tuple[str | None, str], tuple[str | None, str]]] = {
 }
 #: benchkill's median run time, compiled / bytecode (on the compiled row).
 COMPILED_OVER_BYTECODE = "compiled_over_bytecode"
-#: Targets of the issue: peak with kills / liveness bound at most 1.10, and peak without
+#: The VM targets: peak with kills / liveness bound at most 1.10, and peak without
 #: kills / peak with kills at least 6, on the workloads of :data:`VM_TARGET_WORKLOADS`.
 VM_TARGETS = {"peak_over_bound": ("<=", 1.10), "none_over_kills": (">=", 6.0)}
 #: The kinds of workload the VM targets are set for (a workload is named ``kind-size``).
@@ -142,24 +142,20 @@ def pass_targets(records: Sequence[Any], metric: str | None = None) -> list[dict
     return rows
 
 
-def scaling_exponents(
+def family_exponents(
     records: Sequence[Any],
     family: str = "chain",
     span: tuple[int, int] = EXPONENT_RANGE,
     metric: str | None = None,
 ) -> dict[str, float]:
-    """Slope of log(min time) vs log(bindings) per implementation of ``family``, over the
-    sizes (nominal bindings) within ``span``; implementations with one size are left out."""
+    """Scaling exponent (:func:`benchkill.stats.scaling_exponents` of the least times) per
+    implementation of ``family``, over the sizes (nominal bindings) within ``span``;
+    implementations with one size are left out."""
     points: dict[str, list[tuple[float, float]]] = {}
     for (fam, bindings, impl), seconds in _times(records, metric or pick_metric(records)).items():
         if fam == family and span[0] <= bindings <= span[1]:
             points.setdefault(impl, []).append((float(bindings), seconds))
-    slopes = {}
-    for impl, pts in sorted(points.items()):
-        if len(pts) >= 2:
-            xs, ys = zip(*sorted(pts), strict=True)
-            slopes[impl] = loglog_slope(list(xs), list(ys))[0]
-    return slopes
+    return scaling_exponents(dict(sorted(points.items())))
 
 
 def pass_families(records: Sequence[Any]) -> list[str]:
@@ -176,7 +172,7 @@ def benchkill_exponents(
     family measured at two sizes or more in that range (the target holds on each)."""
     out = {}
     for family in pass_families(records):
-        slope = scaling_exponents(records, family, metric=metric).get("benchkill")
+        slope = family_exponents(records, family, metric=metric).get("benchkill")
         if slope is not None:
             out[family] = slope
     return out
@@ -253,7 +249,7 @@ def _pass_lines(records: Sequence[Any]) -> list[str]:
         lines.append(f"| {row['figure']} | {value} | {row['target']} | {result} |")
     lo, hi = EXPONENT_RANGE
     for family in pass_families(records):
-        for impl, slope in scaling_exponents(records, family, metric=metric).items():
+        for impl, slope in family_exponents(records, family, metric=metric).items():
             target = f"<= {EXPONENT_TARGET}" if impl == "benchkill" else REPORTED
             result = _MET[met(slope, "<=", EXPONENT_TARGET)] if impl == "benchkill" else ""
             lines.append(

@@ -43,7 +43,6 @@ TIME_SELECTIONS: tuple[Selection, ...] = (
     ("speedup TVM/benchkill (speedup_vs_tvm)", r"\] speedup_vs_tvm$"),
     ("benchkill / floor (time_over_floor)", r"\] time_over_floor$"),
 )
-SELECTIONS = TIME_SELECTIONS  # (the name of the time selections before other kinds)
 
 
 @dataclass(frozen=True)

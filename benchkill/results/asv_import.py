@@ -20,8 +20,7 @@ from typing import Any
 
 from benchkill.bench.model import EXPECTED_FAILURE, FAILED, Machine, label
 from benchkill.errors import BenchkillError
-from benchkill.results.pytest_import import from_pytest_benchmark, is_pytest_benchmark
-from benchkill.results.store import ResultRecord, Results, RunSettings, from_dict, read_json
+from benchkill.results.store import ResultRecord, Results, RunSettings, read_json
 from benchkill.results.validation import check_records
 from benchkill.stats import summarize
 
@@ -152,19 +151,3 @@ def from_asv(data: dict[str, Any], path: Path) -> Results:
         suites=("asv",), quick=False, command=("asv",), started_at=when or "", finished_at=when
     )
     return Results(machine, settings, (), tuple(records))
-
-
-def load_any(path: Path) -> Results:
-    """A benchkill results file, or an asv or pytest-benchmark results file converted to
-    the same form."""
-    path = Path(path)
-    data = read_json(path)
-    if isinstance(data, dict) and "result_columns" in data and "results" in data:
-        return from_asv(data, path)
-    if isinstance(data, dict) and "schema_version" in data:
-        return from_dict(data, path)
-    if is_pytest_benchmark(data):
-        return from_pytest_benchmark(data, path)
-    raise BenchkillError(
-        f"{path}: neither a benchkill results file nor an asv or pytest-benchmark results file"
-    )

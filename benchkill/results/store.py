@@ -16,15 +16,15 @@ import math
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from benchkill.bench.model import OK, STATUSES, CaseSpec, Machine, Record
+from benchkill.bench.model import STATUSES, CaseSpec, Machine, Record
 from benchkill.errors import BenchkillError
 from benchkill.results.atomic import write_atomic
 from benchkill.results.validation import Invalid, check_results
-from benchkill.stats import Summary, summarize
+from benchkill.stats import Summary
 
 # Version of the results file format, independent of the package version.
 # Change it whenever a reader of the old format would misread the new one.
@@ -37,11 +37,6 @@ from benchkill.stats import Summary, summarize
 SCHEMA_VERSION = 2
 #: The versions :func:`from_dict` reads.
 READABLE_VERSIONS = (1, 2)
-
-
-def params_key(params: dict[str, Any]) -> str:
-    """A canonical string for a params dict (sorted keys), for matching records."""
-    return json.dumps(params, sort_keys=True, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -68,55 +63,10 @@ class CaseRun:
     seconds: float
 
 
-@dataclass(frozen=True)
-class ResultRecord:
-    """A suite's :class:`~benchkill.bench.model.Record` as stored, with its summary.
-
-    ``case`` is the key of the case that produced it; ``summary`` is None when there
-    are no samples (a failed case).
-    """
-
-    case: str
-    suite: str
-    name: str
-    params: dict[str, Any]
-    metric: str
-    unit: str
-    samples: tuple[float, ...] = ()
-    summary: Summary | None = None
-    status: str = OK
-    error: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    git_commit: str | None = None
-    git_dirty: bool | None = None
-
-    @property
-    def key(self) -> tuple[str, str, str, str]:
-        """What identifies the same measurement across runs: suite, name, params, metric."""
-        return (self.suite, self.name, params_key(self.params), self.metric)
-
-    @classmethod
-    def from_record(
-        cls, record: Record, case: str, code: tuple[str | None, bool | None] = (None, None)
-    ) -> ResultRecord:
-        """The stored form of a suite's record of case ``case``, measured by the code at
-        ``code`` (git commit, dirty)."""
-        samples = tuple(float(v) for v in record.samples)
-        return cls(
-            case=case,
-            suite=record.suite,
-            name=record.name,
-            params=dict(record.params),
-            metric=record.metric,
-            unit=record.unit,
-            samples=samples,
-            summary=summarize(samples) if samples else None,
-            status=record.status,
-            error=record.error,
-            extra=dict(record.extra),
-            git_commit=code[0],
-            git_dirty=code[1],
-        )
+#: The stored record is the suite's :class:`~benchkill.bench.model.Record` with its case
+#: key, summary and git state filled in (:meth:`~benchkill.bench.model.Record.stored`);
+#: the name stays for the readers that know it.
+ResultRecord = Record
 
 
 #: The state of the code a record was measured with: (git commit, work tree dirty).

@@ -11,6 +11,7 @@ from tvm.script import tirx as T
 
 from benchkill.analysis.holders import Holder, Site, Waste
 from benchkill.analysis.liveness import estimate_lowered
+from tests.analysis.test_liveness import Calls  # a killed result in the return slot
 
 
 @I.ir_module
@@ -99,26 +100,6 @@ def test_without_kills_every_buffer_is_held_to_the_return_and_says_so():
     # used at binding 3, held through s2 and t2 (2 bindings) until main returns
     (waste,) = est.waste
     assert (waste.var, waste.bindings, waste.bytes) == ("t1", 2, 1000)
-
-
-@I.ir_module
-class Calls:
-    @R.function(pure=False)
-    def fresh(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
-        s = R.memory.alloc_storage(R.shape([100]), 0, "global", "uint8")
-        t = R.memory.alloc_tensor(s, 0, R.shape([4]), "float32")
-        k = R.memory.kill_storage(s)
-        return t
-
-    @R.function(pure=False)
-    def main(x: R.Tensor((4,), "float32")):
-        cls = Calls
-        a = cls.fresh(x)
-        ka = R.memory.kill_tensor(a)
-        b = cls.fresh(x)
-        kb = R.memory.kill_tensor(b)
-        c = cls.fresh(x)
-        return c
 
 
 def test_a_killed_result_held_by_the_bytecode_return_slot_is_explained():

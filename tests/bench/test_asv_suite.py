@@ -24,7 +24,7 @@ from benchkill.bench.machine import PROJECT_DIR
 
 pytestmark = pytest.mark.slow
 
-MODULES = ("benchmarks.bench_pass", "benchmarks.bench_vm")
+MODULES = ("benchmarks.bench_pass", "benchmarks.bench_vm", "benchmarks.bench_real")
 PREFIXES = ("time_", "timeraw_", "peakmem_", "mem_", "track_")
 
 

@@ -27,3 +27,23 @@ def test_params_text_and_units():
         "bytes",
         "ratio",
     ]
+
+
+def test_one_record_type_for_suites_and_results_files():
+    from dataclasses import fields
+
+    from benchkill.bench.model import Record
+    from benchkill.results.store import ResultRecord
+
+    assert ResultRecord is Record
+    measured = Record("pass", "chain", {"bindings": 10}, "pass_time", "seconds", (3, 1, 2))
+    assert (measured.case, measured.summary) == ("", None)
+    stored = measured.stored("pass:chain[bindings=10]", ("abc1234", False))
+    assert stored.case == "pass:chain[bindings=10]" and stored.samples == (3.0, 1.0, 2.0)
+    assert (stored.summary.min, stored.summary.median) == (1.0, 2.0)
+    assert (stored.git_commit, stored.git_dirty) == ("abc1234", False)
+    # the stored JSON keeps its order: the case first, the git state last
+    assert [f.name for f in fields(Record)] == [
+        "case", "suite", "name", "params", "metric", "unit", "samples", "summary",
+        "status", "error", "extra", "git_commit", "git_dirty",
+    ]  # fmt: skip

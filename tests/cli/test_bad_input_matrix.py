@@ -12,6 +12,7 @@ none).  ``run`` runs a fake suite (no TVM); the file commands that need TVM only
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 from dataclasses import replace
@@ -22,6 +23,7 @@ import pytest
 from benchkill.bench.machine import collect_machine
 from benchkill.bench.model import FAILED
 from benchkill.cli.main import main
+from benchkill.relax.text import MAX_MODULE_BYTES
 from benchkill.results.asv_import import ASV_API_VERSION
 from benchkill.results.locking import exclusive
 from benchkill.results.store import SCHEMA_VERSION, save, to_dict
@@ -47,6 +49,56 @@ class Module:
         y: R.Tensor((4,), dtype="float32") = x
         return y
 """
+
+
+#: Entry points of the user's Python (``--model``, ``--torch``) that go wrong.
+ENTRIES = "bk_matrix_entries"
+ENTRY_POINTS = """
+def wrong_thing():
+    return 42
+
+
+def raises():
+    raise ValueError("the user's bug")
+
+
+def not_exportable():
+    import torch
+
+    class Det(torch.nn.Module):
+        def forward(self, x):
+            return torch.linalg.det(x)
+
+    return Det(), (torch.ones(2, 3, 3),)
+
+
+def not_buildable():
+    import torch
+
+    class Mask(torch.nn.Module):
+        def forward(self, x):
+            s = x.shape[0]
+            return x + torch.full((s, s), float("-inf")).triu(1)
+
+    return Mask(), (torch.zeros(4, 4),)
+"""
+
+
+def _onnx_files(w: Path) -> None:
+    """A good ONNX model (``y = relu(x)``, x of shape 2x4) and a truncated copy."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "tiny",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    data = model.SerializeToString()
+    (w / "good.onnx").write_bytes(data)
+    (w / "truncated.onnx").write_bytes(data[: len(data) // 2])
+    (w / "garbage.onnx").write_bytes(b"\x89PNG\r\n\x1a\n" * 8)
 
 
 def _edited(path: Path, change) -> None:
@@ -145,6 +197,10 @@ def build_workspace(w: Path) -> None:
     (w / "inway_figures").mkdir()  # a file of the user's where a figure would go
     (w / "inway_figures" / "pass_time_scaling.png").write_text("the user's own file\n")
     (w / "undefined.py").write_text(MODULE.replace("= x\n", "= zzz\n"))
+    (w / f"{ENTRIES}.py").write_text(ENTRY_POINTS)
+    (w / f"{ENTRIES}_broken.py").write_text("raise RuntimeError('broken at import')\n")
+    if importlib.util.find_spec("onnx"):
+        _onnx_files(w)
     head, _, body = MODULE.partition("    def main")
     (w / "symbolic.py").write_text(
         head + '    def main(x: R.Tensor(("n",), dtype="float32")):\n        return x\n'
@@ -152,6 +208,29 @@ def build_workspace(w: Path) -> None:
 
 
 # (id, argv, fragment of the error line).  {w} is the workspace.
+#: The rows that need the models extra (torch, onnx, onnxruntime): run wherever it is
+#: installed, and always in CI.
+MODEL_ROWS = [
+    ("memory: truncated ONNX", ["memory", "--onnx", "truncated.onnx"], "corrupt or truncated"),
+    ("memory: garbage ONNX", ["memory", "--onnx", "garbage.onnx"], "not an ONNX model"),
+    ("memory: ONNX is /dev/zero", ["memory", "--onnx", "/dev/zero"], "not a regular file"),
+    ("memory: ONNX missing", ["memory", "--onnx", "missing.onnx"], "No such file"),
+    ("memory: ONNX unknown dynamic input", ["memory", "--onnx", "good.onnx", "--dynamic", "y:0"],
+     "the model has no input 'y'"),
+    ("memory: ONNX dynamic axis", ["memory", "--onnx", "good.onnx", "--dynamic", "x:7"],
+     "input 'x' has 2 axes"),
+    ("profile: ONNX bad dynamic spelling", ["profile", "--onnx", "good.onnx", "--dynamic", "x"],
+     "is not INPUT:AXIS"),
+    ("memory: torch entry point returns a number", ["memory", "--torch", f"{ENTRIES}:wrong_thing"],
+     "expected (torch.nn.Module, example inputs)"),
+    ("memory: torch unknown dynamic input", ["memory", "--torch", f"{ENTRIES}:not_buildable",
+     "--dynamic", "y:0"], "the model has no input 'y'"),
+    ("equivalence: frontend rejects", ["equivalence", "--torch", f"{ENTRIES}:not_exportable"],
+     "TVM's PyTorch frontend rejected the model"),
+    ("memory: build rejects", ["memory", "--torch", f"{ENTRIES}:not_buildable", "--kill", "none",
+     "tvm", "--no-trace"], "TVM's build rejects"),
+]  # fmt: skip
+
 MATRIX = [
     # --- run ---------------------------------------------------------------------------
     ("run: unknown suite", ["run", "--suite", "nope"], "unknown suite 'nope'"),
@@ -203,6 +282,25 @@ MATRIX = [
     ("compare: inflated summary", ["compare", "a.json", "inflated.json"], "summary.median"),
     ("compare: lone surrogate", ["compare", "a.json", "surrogate.json"], "lone surrogate"),
     ("compare: duplicate record", ["compare", "a.json", "dup.json"], "same measurement"),
+    ("compare: missing policy", ["compare", "a.json", "a.json", "--policy", "no.toml"], "no such"),
+    ("compare: policy not TOML", ["compare", "a.json", "a.json", "--policy", "a.json"], "TOML"),
+    # --- merge and --shard -------------------------------------------------------------
+    ("merge: missing", ["merge", "missing.json", "--out", "m.json"], "no such file"),
+    ("merge: not a shard", ["merge", "a.json", "--out", "m.json"], "not a shard"),
+    ("merge: no --out", ["merge", "a.json"], "--out FILE is required"),
+    ("merge: over a file", ["merge", "a.json", "--out", "a.json"], "already exists"),
+    ("run: shard beyond N", ["run", "--shard", "3/2"], "K must be in 1..N"),
+    ("fuzz: shard not K/N", ["fuzz", "--shard", "2"], "expected K/N"),
+    ("export: not a repository", ["export", "a.json", "--out", "asv"], "not inside a git"),
+    ("export: no --out", ["export", "a.json"], "--out"),
+    # --- bisect ------------------------------------------------------------------------
+    ("bisect: not a repository", ["bisect", "HEAD~1", "HEAD"], "not inside a git repository"),
+    ("bisect: unknown family", ["bisect", "A", "B", "--case", "nope:3"], "FAMILY is one of"),
+    ("bisect: repo not a dir", ["bisect", "A", "B", "--repo", "a.json"], "not a directory"),
+    # --- history -----------------------------------------------------------------------
+    ("history: missing", ["history", "missing.json"], "no such file"),
+    ("history: truncated", ["history", "a.json", "truncated.json"], "(truncated?)"),
+    ("history: unknown machine", ["history", "a.json", "--machine", "nope"], "no run of it"),
     ("compare: bad start time", ["compare", "a.json", "badtime.json"], "'yesterday'"),
     ("compare: factor text", ["compare", "a.json", "b.json", "--factor", "abc"], "'abc'"),
     ("compare: factor 1", ["compare", "a.json", "b.json", "--factor", "1"], "above 1"),
@@ -286,8 +384,7 @@ MATRIX = [
     ("targets: old asv file", ["targets", "asv_old.json"], "asv results version 1"),
     ("targets: JSON list", ["targets", "list.json"], "neither a benchkill"),
     ("targets: bindings lots", ["targets", "lots.json"], "params.bindings"),
-    ("targets: only failed", ["targets", "failed_only.json"], "no successful pass or vm"),
-    ("targets: no pass or vm records", ["targets", "fake_records.json"], "no successful"),
+    ("targets: no pass or vm records", ["targets", "fake_records.json"], "no pass or vm"),
     ("targets: zero times", ["targets", "zeros.json"], "every sample is 0"),
     # --- generate ----------------------------------------------------------------------
     ("generate: unknown family", ["generate", "nope", "5"], "unknown family 'nope'"),
@@ -330,7 +427,7 @@ MATRIX = [
     ("profile: N huge", ["profile", "--generate", "chain", "100000000000"], "at most 10,000,000"),
     ("profile: repeats 0", ["profile", "--generate", "chain", "5", "--repeats", "0"], "least 1"),
     ("profile: seed negative", ["profile", "--generate", "chain", "5", "--seed", "-2"], "least 0"),
-    ("profile: no module", ["profile"], "one of the arguments FILE --generate is required"),
+    ("profile: no module", ["profile"], "one of the arguments FILE --generate --model"),
     ("profile: family without N", ["profile", "--generate", "chain"], "at least one N"),
     ("profile: a family for FILE", ["profile", "chain"], "give FAMILY and at least one N"),
     (
@@ -371,7 +468,11 @@ MATRIX = [
     ("fuzz: buildable negative", ["fuzz", "--buildable", "-1"], "at least 0"),
     ("fuzz: buildable text", ["fuzz", "--buildable", "x"], "expected an integer"),
     # --- memory ------------------------------------------------------------------------
-    ("memory: no input", ["memory"], "one of the arguments FILE --workload is required"),
+    (
+        "memory: no input",
+        ["memory"],
+        "one of the arguments FILE --workload --model --torch --onnx is required",
+    ),
     ("memory: missing", ["memory", "missing.py"], "No such file"),
     ("memory: empty", ["memory", "empty.py"], "is empty"),
     ("memory: directory", ["memory", "dir.json"], "Is a directory"),
@@ -408,6 +509,65 @@ MATRIX = [
         ["equivalence", "module.py", "--out", "module.py"],
         "is an input",
     ),
+    # --- module files that are not regular files, or too large (../fifo.py and ../huge.py
+    # are made beside the workspace by test_bad_input: a FIFO nobody writes, a sparse file
+    # beyond benchkill.relax.text.MAX_MODULE_BYTES) --------------------------------------
+    *(
+        (f"{command}: {what}", [command, path, *extra], fragment)
+        for command, extra in (
+            ("apply", []),
+            ("verify", []),
+            ("memory", []),
+            ("profile", []),
+            ("equivalence", []),
+        )
+        for what, path, fragment in (
+            ("/dev/zero", "/dev/zero", "not a regular file"),
+            ("a FIFO", "../fifo.py", "not a regular file"),
+            ("too large", "../huge.py", "larger than 268,435,456 for"),
+        )
+    ),
+    # --- a model's front doors -------------------------------------------------------------
+    (
+        "memory: entry point returns a number",
+        ["memory", "--model", f"{ENTRIES}:wrong_thing"],
+        "returned a int",
+    ),
+    (
+        "memory: entry point raises",
+        ["memory", "--model", f"{ENTRIES}:raises"],
+        "raised ValueError: the user's bug",
+    ),
+    (
+        "memory: entry point does not import",
+        ["memory", "--model", f"{ENTRIES}_broken:f"],
+        "raised RuntimeError: broken at import",
+    ),
+    (
+        "memory: no such entry module",
+        ["memory", "--model", "no_such_pkg_xyz:f"],
+        "no module named 'no_such_pkg_xyz'",
+    ),
+    ("memory: no such entry function", ["memory", "--model", f"{ENTRIES}:nope"], "no 'nope'"),
+    ("profile: entry point raises", ["profile", "--model", f"{ENTRIES}:raises"], "ValueError"),
+    (
+        "equivalence: entry point raises",
+        ["equivalence", "--model", f"{ENTRIES}:raises"],
+        "ValueError",
+    ),
+    (
+        "memory: dynamic of --model",
+        ["memory", "--model", f"{ENTRIES}:raises", "--dynamic", "x:0"],
+        "dynamic dimensions apply to torch and onnx",
+    ),
+    (
+        "memory: dynamic of a workload",
+        ["memory", "--workload", "chain", "--dynamic", "x:0"],
+        "--dynamic applies to --torch and --onnx",
+    ),
+    ("equivalence: paths and a model", ["equivalence", "module.py", "--model", "a:b"], "not both"),
+    ("equivalence: nothing", ["equivalence"], "give PATHs or one of --model"),
+    *(MODEL_ROWS if importlib.util.find_spec("torch") or os.environ.get("CI") == "true" else ()),
     # --- the command line itself --------------------------------------------------------
     ("unknown command", ["frobnicate"], "invalid choice: 'frobnicate'"),
 ]
@@ -486,6 +646,7 @@ OLD_SPELLINGS = [
 #: Good input that cannot be measured: one error line, exit code 3, nothing touched.
 NOT_MEASURED = [
     ("plot: only failed", ["plot", "failed_only.json", "--out", "figs"], "nothing to draw"),
+    ("targets: only failed", ["targets", "failed_only.json"], "no target figure could be"),
     ("equivalence: no module", ["equivalence", "notmodule.py", "empty.py"], "no Relax modules"),
     ("equivalence: unreadable", ["equivalence", "binary.py", "truncated.py"], "no Relax modules"),
 ]
@@ -547,6 +708,9 @@ def check(argv, code, fragment, warnings, template, work, monkeypatch, capsys, f
 
 @pytest.mark.parametrize("what,argv,fragment", MATRIX, ids=[row[0] for row in MATRIX])
 def test_bad_input(what, argv, fragment, template, tmp_path, monkeypatch, capsys, fake_suite):
+    os.mkfifo(tmp_path / "fifo.py")  # beside the workspace: copying a FIFO would block
+    with open(tmp_path / "huge.py", "wb") as f:
+        f.truncate(MAX_MODULE_BYTES + 1)  # sparse
     check(argv, 2, fragment, [], template, tmp_path / "w", monkeypatch, capsys, fake_suite)
 
 

@@ -116,7 +116,7 @@ def test_every_command_lists_the_exit_codes_it_gives(capsys, monkeypatch, comman
 
 def test_the_commands_that_give_a_verdict_say_what_a_bad_answer_is():
     verdicts = {c for c in COMMANDS if getattr(command_module(c), "BAD_ANSWER", None)}
-    assert verdicts == {"compare", "verify", "fuzz", "equivalence"}
+    assert verdicts == {"compare", "verify", "fuzz", "equivalence", "memory", "history", "bisect"}
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
@@ -155,3 +155,53 @@ def test_targets_help_names_the_targets_the_code_checks(capsys, monkeypatch):
     (bound_sense, bound), (kills_sense, kills) = t.VM_TARGETS.values()
     assert f"peak / bound {bound_sense} {bound:.2f}" in text
     assert f"no kills / kills {kills_sense} {kills:g}" in text
+
+
+def test_the_exit_codes_page_lists_each_commands_codes_as_its_help_does():
+    """docs/guide/exit-codes.md: one row per command, with the meanings of 1 and 3 the
+    command's module states (and "never" where it gives no verdict)."""
+    from pathlib import Path
+
+    from benchkill.cli.main import NOT_MEASURED
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "guide" / "exit-codes.md"
+    rows = {
+        line.split("|")[1].strip(" `"): [cell.strip() for cell in line.split("|")[2:4]]
+        for line in page.read_text().splitlines()
+        if line.startswith("| `")
+    }
+    assert list(rows) == list(COMMANDS)
+    for command, (bad, not_measured) in rows.items():
+        module = command_module(command)
+        assert bad == (getattr(module, "BAD_ANSWER", None) or "never (no verdict)"), command
+        assert not_measured == getattr(module, "NOT_MEASURED", NOT_MEASURED), command
+
+
+def test_the_docs_use_no_old_spelling():
+    """README and the Sphinx pages write every command with its current options: no
+    hidden deprecated alias (cli/deprecation.py) on a ``benchkill COMMAND`` line."""
+    from pathlib import Path
+
+    from benchkill.cli.deprecation import _Alias
+
+    root = Path(__file__).resolve().parents[2]
+    pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    old = {
+        command: {
+            option
+            for action in subparser(command)._actions
+            if isinstance(action, _Alias)
+            for option in action.option_strings
+        }
+        for command in COMMANDS
+    }
+    found = []
+    for page in pages:
+        if "_build" in page.parts:
+            continue
+        for number, line in enumerate(page.read_text().splitlines(), 1):
+            for command, options in old.items():
+                for rest in line.split(f"benchkill {command} ")[1:]:
+                    words = set(re.split(r"[\s`|]+", rest.split("`")[0]))
+                    found += [f"{page.name}:{number}: {o}" for o in options & words]
+    assert found == []

@@ -86,14 +86,22 @@ def test_the_floor_does_the_passes_unskippable_work():
 
 def test_time_floor_takes_the_minimum_of_interleaved_rounds():
     from benchkill.bench.suites.pass_suite import time_floor
+    from benchkill.bench.timing import round_order
     from benchkill.passes.profile import floor_work
 
     mod = generate("chain", 10)
-    # tvm, benchkill, floor, visit: a quick warm-up (never a sample), then three rounds
-    # whose least times are in different rounds
-    warmup = (0.125,) * 4
-    times = (0.25, 0.625, 0.875, 0.5), (0.125 + 0.0625, 0.75, 0.5625, 0.5), (0.5, 1.0, 0.75, 0.375)
-    clock = FakeClock(steps=_rounds(warmup, *times))
+    names = ["tvm", "benchkill", "floor", "visit"]
+    # each function's time per round: the least in different rounds, after a quicker
+    # warm-up (never a sample); the clock gives them in the order each round runs them
+    times = {
+        "tvm": (0.25, 0.1875, 0.5),
+        "benchkill": (0.625, 0.75, 1.0),
+        "floor": (0.875, 0.5625, 0.75),
+        "visit": (0.5, 0.5, 0.375),
+    }
+    order = [names] + [round_order(names, r) for r in range(3)]
+    per_round = [[0.125] * 4] + [[times[n][r] for n in order[r + 1]] for r in range(3)]
+    clock = FakeClock(steps=_rounds(*per_round))
     best = time_floor(mod, floor_work(mod["main"]), rounds=3, clock=clock)
     assert best == {"tvm": 0.1875, "benchkill": 0.625, "floor": 0.5625, "visit": 0.375}
 
@@ -105,22 +113,6 @@ def test_profile_floor_command(capsys):
     for name in ("tvm", "benchkill", "floor", "visit"):
         assert f"  {name} " in out
     assert "scaling exponents" not in out  # one size: no slope
-
-
-def test_scaling_exponents_are_the_slopes_of_each_timing():
-    from benchkill.cli.cmd_profile import scaling_exponents
-
-    points = [
-        (1_000, {"linear": 1.0, "quadratic": 1.0, "partial": 2.0}),
-        (10_000, {"linear": 10.0, "quadratic": 100.0}),
-        (100_000, {"linear": 100.0, "quadratic": 10_000.0}),
-    ]
-    exponents = scaling_exponents(points)
-    assert exponents.keys() == {"linear", "quadratic"}  # "partial" lacks two sizes
-    assert abs(exponents["linear"] - 1.0) < 1e-12
-    assert abs(exponents["quadratic"] - 2.0) < 1e-12
-    assert scaling_exponents(points[:1]) == {}
-    assert scaling_exponents([points[0], points[0]]) == {}  # one distinct size
 
 
 def test_profile_several_sizes_ends_with_the_exponents(capsys):

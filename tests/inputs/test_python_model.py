@@ -3,15 +3,13 @@ inputs (the documented protocol), and every way it can go wrong as one line."""
 
 from __future__ import annotations
 
-import textwrap
-import uuid
-
 import numpy as np
 import pytest
 
 from benchkill.errors import BenchkillError
 from benchkill.inputs.entry_points import call_entry_point, require
 from benchkill.inputs.python_model import from_python
+from tests.conftest import entry_point_package
 
 MODULE = """
 import numpy as np
@@ -78,11 +76,7 @@ NOT_CALLABLE = 3
 @pytest.fixture
 def package(tmp_path, monkeypatch):
     """A module of entry points in the current directory; its name."""
-    name = f"user_model_{uuid.uuid4().hex[:8]}"
-    (tmp_path / f"{name}.py").write_text(textwrap.dedent(MODULE))
-    (tmp_path / f"broken_{name}.py").write_text("raise RuntimeError('broken at import')\n")
-    monkeypatch.chdir(tmp_path)
-    return name
+    return entry_point_package(tmp_path, monkeypatch, MODULE, "user_model")
 
 
 def test_a_pair_of_module_and_inputs(package):

@@ -2,7 +2,7 @@
 
 Everything the pass builds must be freed by reference counting: cyclic garbage would be
 collected inside the timed call, at the first allocation after the pass re-enables the
-collector (issue 16 measured one such collection at about a fifth of the pass's time).
+collector (one such collection has been measured at about a fifth of the pass's time).
 """
 
 from __future__ import annotations

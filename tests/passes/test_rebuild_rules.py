@@ -147,8 +147,8 @@ MODULES = {
     # 1, the same rebinding in R.add declared R.Tensor(ndim=1): re-inferred as (4,), TVM
     # binds a new Var
     "1 rebinding to another type, changing a call's type": (lambda: _rebinding("add"), True),
-    # 1, a rebinding of R.Any to a tensor, then an unused match_cast of it to the tensor's
-    # type: canonicalized, TVM's UnusedTrivialBindingRemover finds the match_cast trivial
+    # 1, a rebinding of R.Any to a tensor, then an unused match_cast of it to the type of
+    # the tensor: canonicalized, TVM's UnusedTrivialBindingRemover finds the match_cast trivial
     "1 rebinding to another type, then an unused match_cast": (
         lambda: _rebinding("match_cast"),
         True,

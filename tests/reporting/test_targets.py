@@ -13,13 +13,13 @@ from benchkill.cli.main import main
 from benchkill.reporting.formatting import machine_text
 from benchkill.reporting.targets import (
     VM_TARGETS,
+    family_exponents,
     format_targets,
     pass_targets,
-    scaling_exponents,
     vm_targets,
 )
-from benchkill.results.store import load
-from tests.conftest import MiB, make_record, write_results
+from benchkill.results.store import load, save
+from tests.conftest import MiB, make_record, make_results, write_results
 
 BASELINE = Path(__file__).resolve().parents[2] / "results" / "baseline-2core-vm"
 REPOSITORY_RESULTS = sorted(BASELINE.glob("*.json"))
@@ -91,29 +91,29 @@ def test_benchkill_over_its_floor_is_reported_beside_benchkill_over_tvm_where_ti
     assert "| benchkill / floor time, chain at 3,000 bindings | 2.000 | reported |  |" in (
         format_targets(records)
     )
-    assert scaling_exponents(records + [_record("chain", 30_000, "floor", 0.015)])[
+    assert family_exponents(records + [_record("chain", 30_000, "floor", 0.015)])[
         "floor"
     ] == pytest.approx(1.0)
 
 
-def test_scaling_exponents_recover_the_power_law():
-    slopes = scaling_exponents(_records(exponent=1.1))
+def test_family_exponents_recover_the_power_law():
+    slopes = family_exponents(_records(exponent=1.1))
     assert slopes["benchkill"] == pytest.approx(1.1)
     assert slopes["tvm"] == pytest.approx(1.2)
     assert slopes["naive"] == pytest.approx(1.0)
     assert "**no**" in format_targets(_records(exponent=1.1))  # 1.1 > 1.0
 
 
-def test_scaling_exponents_need_two_sizes_and_skip_failures():
+def test_family_exponents_need_two_sizes_and_skip_failures():
     records = [_record("tree", n, "tvm", 2e-7 * n**1.5) for n in (1_000, 10_000, 100_000)]
     records += [_record("tree", n, "benchkill", 3e-6 * n) for n in (1_000, 30_000)]
     records += [_record("tree", 1_000, "naive", 1.0)]  # one size only: no fit
     records += [_record("tree", 300, "benchkill", 99.0, status=FAILED)]  # ignored
-    slopes = scaling_exponents(records, family="tree", span=(0, math.inf))
+    slopes = family_exponents(records, family="tree", span=(0, math.inf))
     assert set(slopes) == {"tvm", "benchkill"}
     assert slopes["tvm"] == pytest.approx(1.5, rel=1e-9)
     assert slopes["benchkill"] == pytest.approx(1.0, rel=1e-9)
-    assert scaling_exponents(records) == {}  # no chain records
+    assert family_exponents(records) == {}  # no chain records
 
 
 def test_failed_records_and_missing_sizes_give_no_figure():
@@ -203,4 +203,23 @@ def test_targets_command_rejects_a_missing_file_and_results_without_figures(tmp_
     assert capsys.readouterr().err.startswith("benchkill: error:")
     other = write_results(tmp_path / "other.json", name="other")
     assert main(["targets", str(other)]) == 2
-    assert "no successful pass or vm records" in capsys.readouterr().err
+    assert "no pass or vm records a target figure is computed from" in capsys.readouterr().err
+
+
+def test_targets_exits_3_when_every_measurement_behind_the_figures_failed(tmp_path, capsys):
+    """Records of the figures that all failed: the measurement, not the input, is bad."""
+    failed = [_record("chain", 3_000, impl, 1.0, status=FAILED) for impl in ("benchkill", "tvm")]
+    failed += [_vm("chain-8x4MiB", "bytecode", None, "vm_peak_bytes", [], status=FAILED)]
+    path = tmp_path / "failed.json"
+    save(make_results(failed), path)
+    assert main(["targets", str(path)]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("benchkill: error: no target figure could be computed: 3 pass or vm")
+    # one succeeded figure is enough: exit 0
+    ok = [
+        *failed[2:],
+        _record("chain", 3_000, "benchkill", 1.0),
+        _record("chain", 3_000, "tvm", 4.0),
+    ]
+    save(make_results(ok), tmp_path / "some.json")
+    assert main(["targets", str(tmp_path / "some.json")]) == 0

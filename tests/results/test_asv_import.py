@@ -11,7 +11,7 @@ from benchkill.bench.model import FAILED
 from benchkill.errors import BenchkillError
 from benchkill.reporting.run_comparison import compare
 from benchkill.reporting.verdicts import INSUFFICIENT, REGRESSION, better_direction
-from benchkill.results.asv_import import load_any
+from benchkill.results.loading import load_any
 from tests.conftest import BASE10
 
 

@@ -10,7 +10,7 @@ import pytest
 from benchkill.bench.machine import malloc_in_use, python_build
 from benchkill.cli.main import main
 from benchkill.errors import BenchkillError
-from benchkill.results.asv_import import load_any
+from benchkill.results.loading import load_any
 from benchkill.results.pytest_import import SUITE
 
 ROUNDS = 12

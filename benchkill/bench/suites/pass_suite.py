@@ -39,7 +39,8 @@ Each case also
   the floor ran in (:data:`OVER_FLOOR`; none when its one sample is its warm-up).
 
 The scaling exponent (slope of log time vs log bindings) is fitted across cases by
-:func:`benchkill.reporting.targets.scaling_exponents`.
+:func:`benchkill.reporting.targets.family_exponents` (the rule of
+:func:`benchkill.stats.scaling_exponents`).
 """
 
 from __future__ import annotations

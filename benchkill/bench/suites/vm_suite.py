@@ -37,8 +37,8 @@ Who holds the peak, for figures to label it (lists are compact: the largest
   ``program_events`` (recorded calls paired with the IR) and ``attribution_error``.
 
 A variant whose outputs differ from the reference or its framework's is FAILED; the pre-fix
-``kill="legacy"`` build of the re-kill scenario in compiled mode is EXPECTED_FAILURE.
-The ``calibration`` case measures a known numpy allocation (the method's check).
+``kill="legacy"`` compiled build of the re-kill scenario is EXPECTED_FAILURE.  The
+``calibration`` case measures a known numpy allocation; the real models' cases: :mod:`.vm_real`.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ import tvm_ffi
 
 from benchkill.analysis.holders import compact_holders
 from benchkill.bench.model import EXPECTED_FAILURE, FAILED, OK, CaseSpec, Record
+from benchkill.bench.suites.vm_real import real_cases
 from benchkill.errors import BenchkillError
 from benchkill.execution.outputs import compare_outputs
 from benchkill.files import link_or_copy_new
@@ -72,7 +73,6 @@ CALIBRATION_TOLERANCE = 0.05
 
 #: Case settings of a full run by workload: the full GPT-2 takes ~20 s a run here.
 FULL_SETTINGS: dict[str, dict[str, Any]] = {"gpt2": {"repeat": 1}}
-
 #: How many peak holders and waste entries a record keeps.
 TOP = 10
 
@@ -102,27 +102,27 @@ def cases(quick: bool) -> list[CaseSpec]:
             _spec("gpt2", "compiled", quick=True),
             _spec("convnet", "bytecode", quick=True),
             _spec("upstream_rekill", "compiled", quick=True),
+            *real_cases(quick=True),
         ]
     specs = [CaseSpec(NAME, "calibration", {"mib": m}) for m in (64, 256)]
-    real = set(workloads.REAL_MODELS)  # (not yet: run --help states the run's length)
+    real = set(workloads.REAL_MODELS)  # their cases: benchkill.bench.suites.vm_real
     for m in modes:
         specs += [_spec(name, m) for name in workloads.WORKLOADS if name not in real]
     specs.append(_spec("chain", "bytecode", "naive"))
-    return specs
+    return specs + real_cases(quick=False)
 
 
 def run_case(spec: CaseSpec) -> list[Record]:
-    """Measure one case: its workload with each kill variant (``params["kills"]`` may
-    narrow them, ``params["repeat"]`` set the timed runs), or the calibration."""
+    """Measure one case: its workload with each kill variant (``params``: ``kills``,
+    ``repeat``, ``reuse_equal_programs`` of :func:`measure_workload`), or the calibration."""
     if spec.name == "calibration":
         return _calibration(spec)
     params = dict(spec.params)
     workload = workloads.make_workload(params.get("workload"), params)
     default = REKILL_KILLS if workload.rekill else KILLS
     kills = tuple(params.get("kills", default))
-    return measure_workload(
-        workload, params["exec_mode"], params["memory_cfg"], kills, repeat=params.get("repeat", 5)
-    )
+    options = {k: params[k] for k in ("repeat", "reuse_equal_programs") if k in params}
+    return measure_workload(workload, params["exec_mode"], params["memory_cfg"], kills, **options)
 
 
 def measure_workload(
@@ -149,7 +149,7 @@ def measure_workload(
     times are not each variant's own), with no trace."""
     from benchkill.analysis.liveness import estimate_lowered
     from benchkill.execution.pipeline import kill_pass, lower_to_kill_input
-    from benchkill.execution.vm_measure import measure_vm, measure_vm_variants
+    from benchkill.execution.vm_measure import VMOptions, measure_vm, measure_vm_variants
 
     if one_child and trace:
         raise BenchkillError("measure_workload: one_child measures no trace")
@@ -184,13 +184,12 @@ def measure_workload(
     own_kills = [kills[i] for i in own]
     exports = [None if export_dir is None else library_path(export_dir, bases[i]) for i in own]
     args = (workload.mod, list(workload.inputs))
-    options = {"exec_mode": exec_mode, "memory_cfg": memory_cfg, "repeat": repeat}
-    options.update(func=workload.func, rekill=workload.rekill)
+    options = VMOptions(exec_mode, memory_cfg, repeat, func=workload.func, rekill=workload.rekill)
     if one_child:
-        results = measure_vm_variants(*args, own_kills, exports=exports, **options)
+        results = measure_vm_variants(*args, own_kills, options, exports=exports)
     else:
         results = [
-            measure_vm(*args, kill=k, trace=trace, export=e, **options)
+            measure_vm(*args, options, kill=k, trace=trace, export=e)
             for k, e in zip(own_kills, exports, strict=True)
         ]
     measured = dict(zip(own, results, strict=True))

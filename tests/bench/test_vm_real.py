@@ -1,0 +1,32 @@
+"""The real models in the "vm" suite: one small model in --quick, every model in a full
+run, and the quick case measured for real (PyTorch's outputs, kills that free memory)."""
+
+from __future__ import annotations
+
+from benchkill.bench.model import OK
+from benchkill.bench.suites import vm_real, vm_suite
+from benchkill.inputs import workloads
+from tests.frameworks import require
+
+
+def test_quick_keeps_one_real_model_and_a_full_run_has_them_all():
+    quick = [c for c in vm_suite.cases(True) if c.name in workloads.REAL_MODELS]
+    assert len(quick) == 1 and quick[0].params["sizes"] == "quick"
+    full = [c for c in vm_suite.cases(False) if c.name in workloads.REAL_MODELS]
+    assert {c.name for c in full} == set(workloads.REAL_MODELS)
+    assert {c.params["shape"] for c in full} == {"static", "bounded", "unbounded"}
+    assert all(c.params["sizes"] == "full" for c in full)
+    assert len({tuple(sorted(c.params.items())) for c in full}) == len(full) == len(vm_real.FULL)
+
+
+def test_the_quick_real_model_case_checks_pytorch_and_its_kills_free_memory():
+    require("torch", "torchvision")
+    (spec,) = vm_real.real_cases(quick=True)
+    records = vm_suite.run_case(spec)
+    assert {r.status for r in records} == {OK}, [r.error for r in records if r.status != OK]
+    peak = {r.params["kill"]: min(r.samples) for r in records if r.metric == "vm_peak_bytes"}
+    assert set(peak) == {None, "tvm", "benchkill", "beyond"}
+    # naive allocator, batch with no upper bound: the kills free the planner's storages
+    assert peak["tvm"] < 0.7 * peak[None]
+    same = {r.params["kill"]: r.extra.get("same_program_as") for r in records}
+    assert same["benchkill"] == same["beyond"] == "tvm"  # equal programs measured once

@@ -74,3 +74,26 @@ def test_a_real_case_is_timed_checked_against_tvm_and_not_kept(name, monkeypatch
     assert abs(actual - spec.params["bindings"]) <= spec.params["bindings"] / 10
     metrics = {(r.params["impl"], r.metric) for r in records}
     assert ("benchkill", ps.SPEEDUP) in metrics and ("benchkill", ps.OVER_FLOOR) in metrics
+
+
+def test_instruction_counts_of_a_real_case_name_its_model(monkeypatch):
+    from benchkill.bench import instruction_records as ir
+    from benchkill.bench.instructions import Counts
+
+    jobs = []
+
+    def count_all(given, counter):
+        jobs.extend(given)
+        return [
+            [Counts(job["impl"], 285, (n, n), n, 1.0, 1.0, {}, {})]
+            for job, n in zip(given, (100, 200), strict=True)
+        ]
+
+    monkeypatch.setattr(ir, "count_all", count_all)
+    spec = ps.real_case("resnet18-static")
+    [records] = ir.case_records("pass", [spec], ("benchkill", "tvm"), 2)
+    # the child is given the case by its model, not by a size
+    assert [job["cases"] for job in jobs] == [[("real", "resnet18-static", 0)]] * 2
+    assert {r.params["model"] for r in records} == {"resnet18-static"}
+    ratio = next(r for r in records if r.metric == "instructions_vs_tvm")
+    assert ratio.samples == (2.0, 2.0)

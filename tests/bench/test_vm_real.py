@@ -30,3 +30,20 @@ def test_the_quick_real_model_case_checks_pytorch_and_its_kills_free_memory():
     assert peak["tvm"] < 0.7 * peak[None]
     same = {r.params["kill"]: r.extra.get("same_program_as") for r in records}
     assert same["benchkill"] == same["beyond"] == "tvm"  # equal programs measured once
+
+
+def test_without_the_models_extra_the_real_cases_are_skipped_in_one_line(monkeypatch, capsys):
+    """`pip install -e .` (no torch): `run --quick` skips the real model, it does not fail."""
+    import importlib.util
+
+    from benchkill.bench.suites import vm_real
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda n, *a: None if n == "torch" else real(n, *a)
+    )
+    assert vm_real.real_cases(quick=True) == []
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "vm suite: the real models skipped: they need torch (pip install -e '.[models]')"
+    ]

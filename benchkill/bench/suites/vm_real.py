@@ -18,6 +18,9 @@ measured before (benchkill's and beyond's equal TVM's on these models, which hav
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+
 from benchkill.bench.model import CaseSpec
 from benchkill.inputs import workloads
 from benchkill.vocabulary import EXEC_MODES
@@ -35,9 +38,20 @@ FULL = (
 
 
 def real_cases(quick: bool) -> list[CaseSpec]:
-    """The real models' cases of a quick or a full run (module docstring)."""
+    """The real models' cases of a quick or a full run (module docstring); none, and one
+    line on stderr, without the ``[models]`` extra (what they need is not installed)."""
     cases = []
-    for name, shape, exec_mode, memory_cfg in QUICK if quick else FULL:
+    chosen = QUICK if quick else FULL
+    needs = {n for name, *_ in chosen for n in workloads.WORKLOADS[name].needs}
+    absent = sorted(n for n in needs if importlib.util.find_spec(n) is None)
+    if absent:
+        print(
+            f"vm suite: the real models skipped: they need {' and '.join(absent)} "
+            "(pip install -e '.[models]')",
+            file=sys.stderr,
+        )
+        return []
+    for name, shape, exec_mode, memory_cfg in chosen:
         params = workloads.WORKLOADS[name].parameters(quick)
         params.update(shape=shape, repeat=3, reuse_equal_programs=True)
         params.update(workload=name, exec_mode=exec_mode, memory_cfg=memory_cfg)

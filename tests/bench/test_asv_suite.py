@@ -21,11 +21,14 @@ from typing import Any
 import pytest
 
 from benchkill.bench.machine import PROJECT_DIR
+from tests.frameworks import MODELS_EXTRA, skip_without
 
 pytestmark = pytest.mark.slow
 
 MODULES = ("benchmarks.bench_pass", "benchmarks.bench_vm", "benchmarks.bench_real")
 PREFIXES = ("time_", "timeraw_", "peakmem_", "mem_", "track_")
+#: The classes whose setup raises NotImplementedError (asv's skip) without the models extra
+NEEDS_MODELS = ("RealPass", "RealModelMemory")
 
 
 def _import(name: str) -> Any:
@@ -120,6 +123,8 @@ def test_benchmark_runs_once(module_name: str, class_name: str, cache_of: Any) -
     assert len(cls.param_names) == len(smallest)
     instance = cls()
     instance.params = [[value] for value in smallest]
+    if class_name in NEEDS_MODELS:
+        skip_without(*MODELS_EXTRA)
     args = [cache_of(instance), *smallest] if hasattr(cls, "setup_cache") else smallest
     for name in sorted(vars(cls)):
         if not name.startswith(PREFIXES):

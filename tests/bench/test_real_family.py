@@ -14,6 +14,7 @@ from benchkill.errors import BenchkillError
 from benchkill.inputs import real_pass
 from benchkill.relax.counting import count_bindings
 from tests.conftest import FakeClock
+from tests.frameworks import pretend_installed
 
 
 def test_the_full_sweep_ends_with_the_real_family_or_says_why_not(monkeypatch, capsys):
@@ -35,9 +36,10 @@ def test_the_full_sweep_ends_with_the_real_family_or_says_why_not(monkeypatch, c
 def test_missing_names_the_absent_packages(monkeypatch):
     import importlib.util
 
+    pretend_installed(monkeypatch, "torch")
     find = importlib.util.find_spec
     monkeypatch.setattr(
-        importlib.util, "find_spec", lambda n: None if n == "torchvision" else find(n)
+        importlib.util, "find_spec", lambda n, *a: None if n == "torchvision" else find(n, *a)
     )
     reason = real_pass.missing()
     assert "torchvision" in reason and "torch and" not in reason and "[models]" in reason

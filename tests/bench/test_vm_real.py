@@ -6,10 +6,11 @@ from __future__ import annotations
 from benchkill.bench.model import OK
 from benchkill.bench.suites import vm_real, vm_suite
 from benchkill.inputs import workloads
-from tests.frameworks import require
+from tests.frameworks import pretend_installed, require
 
 
-def test_quick_keeps_one_real_model_and_a_full_run_has_them_all():
+def test_quick_keeps_one_real_model_and_a_full_run_has_them_all(monkeypatch):
+    pretend_installed(monkeypatch, "torch", "torchvision")  # the cases are listed, not built
     quick = [c for c in vm_suite.cases(True) if c.name in workloads.REAL_MODELS]
     assert len(quick) == 1 and quick[0].params["sizes"] == "quick"
     full = [c for c in vm_suite.cases(False) if c.name in workloads.REAL_MODELS]
@@ -38,6 +39,7 @@ def test_without_the_models_extra_the_real_cases_are_skipped_in_one_line(monkeyp
 
     from benchkill.bench.suites import vm_real
 
+    pretend_installed(monkeypatch, "torchvision")
     real = importlib.util.find_spec
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda n, *a: None if n == "torch" else real(n, *a)

@@ -13,6 +13,7 @@ import pytest
 from benchkill.cli.cmd_run import SUITE_GUIDE
 from benchkill.cli.main import COMMANDS, EXIT_MEANINGS, command_module, main, make_parser
 from benchkill.errors import ExitCode
+from tests.frameworks import pretend_installed
 
 
 def help_text(capsys, monkeypatch, *argv):
@@ -129,7 +130,11 @@ def test_old_spellings_work_but_are_not_listed(capsys, monkeypatch, command):
 
 @pytest.mark.parametrize("name", list(SUITE_GUIDE))
 def test_run_help_counts_the_cases_of_each_suite(capsys, monkeypatch, name):
+    """The help counts the cases with the models extra installed (the real models'
+    cases are listed without importing torch)."""
     from benchkill.bench.suites import load_suite
+
+    pretend_installed(monkeypatch, "torch", "torchvision")
 
     suite = load_suite(name)
     guide = SUITE_GUIDE[name]

@@ -11,6 +11,7 @@ from tvm import relax
 from benchkill.errors import BenchkillError
 from benchkill.inputs import workloads
 from benchkill.relax.text import module_text
+from tests.frameworks import skip_without
 
 MiB = 1 << 20
 
@@ -152,6 +153,7 @@ def test_bad_sizes_are_rejected(call, message):
 @pytest.mark.parametrize("name", sorted(workloads.WORKLOADS))
 def test_every_registered_workload_builds_with_its_quick_parameters(name):
     factory = workloads.WORKLOADS[name]
+    skip_without(*factory.needs)
     w = workloads.make_workload(name, quick=True)
     assert w.name.startswith(name)
     assert set(factory.quick) == set(factory.params)

@@ -24,6 +24,12 @@ equivalence runs through it without execution importing fuzz):
 The child runs with :data:`CHILD_ENV` added to the environment: a fixed
 ``MALLOC_MMAP_THRESHOLD_`` turns off glibc's dynamic threshold, so every large buffer is its
 own mmap and ``free`` returns it to the system at once (see :mod:`benchkill.execution.peak`).
+
+A child cannot import PyTorch unless its caller asks for it (``run_task(..., torch=True)``):
+``tvm_ffi`` imports torch whenever it is installed (a work-around for a symbol clash on
+Windows), which cost each child 1.3 s and torch's memory here, and no task but the corpus
+check (whose files may import torch themselves) uses it: the parent exports a model and
+keeps the framework's outputs.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ from benchkill.errors import BenchkillError, one_line
 
 REQUEST, STAGE, RESULT = "request.json", "stage", "result.json"
 _ENTRY = "benchkill.execution.child"  # this module, as ``python -m`` runs it
+_TORCH = "child_may_import_torch"  # the request's key for ``run_task``'s ``torch``
 
 #: The form of a task's entry point: a benchkill module and a function in it.
 _ENTRY_POINT = re.compile(r"benchkill(\.\w+)+:\w+")
@@ -196,15 +203,18 @@ def kill_running_children() -> None:
         proc.kill()
 
 
-def run_task(task: str, request: Mapping[str, Any], work: Path, timeout: float) -> ChildOutcome:
+def run_task(
+    task: str, request: Mapping[str, Any], work: Path, timeout: float, torch: bool = False
+) -> ChildOutcome:
     """Run the task whose entry point is ``task`` (``"benchkill.module:function"``) with the
     options ``request`` in a fresh child process working in ``work`` (which holds the
-    task's input files), killed after ``timeout`` seconds."""
+    task's input files), killed after ``timeout`` seconds; ``torch``: the child may import
+    PyTorch (module docstring)."""
     if not isinstance(task, str) or not _ENTRY_POINT.fullmatch(task):
         raise BenchkillError(f"a child task is 'benchkill.module:function', not {task!r}")
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise BenchkillError(f"timeout must be a positive number of seconds, not {timeout!r}")
-    (work / REQUEST).write_text(json.dumps({**request, "task": task}))
+    (work / REQUEST).write_text(json.dumps({**request, "task": task, _TORCH: bool(torch)}))
     env = dict(os.environ)
     for key, value in CHILD_ENV.items():
         env.setdefault(key, value)
@@ -263,6 +273,8 @@ def main(argv: list[str]) -> int:
     work = Path(argv[1])
     try:
         request = json.loads((work / REQUEST).read_text())
+        if not request.get(_TORCH):
+            sys.modules.setdefault("torch", None)  # ``import torch`` raises ImportError
         module, _, function = request["task"].partition(":")
         result = getattr(importlib.import_module(module), function)(request, work)
     except Exception as exc:  # noqa: BLE001 - report, the parent decides

@@ -142,7 +142,7 @@ def _check_file(path, cands, stages, timeout, opt_level, diffs, stop) -> list[di
             "diffs": diffs,
         }
         with work_dir("benchkill-corpus-") as work:
-            outcome = run_task(_TASK, request, work, timeout)
+            outcome = run_task(_TASK, request, work, timeout, torch=True)
             lines = (work / RECORDS).read_text().splitlines() if (work / RECORDS).exists() else []
         for line in lines:
             record = json.loads(line)

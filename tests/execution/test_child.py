@@ -66,10 +66,32 @@ def test_an_allocation_task_round_trip():
     with work_dir("benchkill-test-") as work:
         outcome = run_task(ALLOCATE, {"nbytes": 1 << 20}, work, timeout=120)
         request = json.loads((work / child.REQUEST).read_text())
-    assert request == {"nbytes": 1 << 20, "task": ALLOCATE}
+    assert request == {"nbytes": 1 << 20, "task": ALLOCATE, child._TORCH: False}
     assert outcome.ok and outcome.stage is None
     assert set(outcome.result) == {"peak_bytes", "floor_bytes"}
     assert not work.exists()
+
+
+@pytest.mark.parametrize("torch", [False, True])
+def test_a_child_imports_torch_only_when_asked(tmp_path, torch):
+    """tvm_ffi imports torch whenever it can (1.3 s a child here): a child blocks it unless
+    its caller allows it, and tvm_ffi still imports without it."""
+    (tmp_path / child.REQUEST).write_text(
+        json.dumps({"nbytes": 4096, "task": ALLOCATE, child._TORCH: torch})
+    )
+    program = (
+        "import sys\n"
+        "from benchkill.execution.child import main, read_result\n"
+        f"main(['child', {str(tmp_path)!r}])\n"
+        "import tvm_ffi\n"
+        "from pathlib import Path\n"
+        f"assert 'peak_bytes' in read_result(Path({str(tmp_path)!r}))[0]\n"
+        "print('blocked' if sys.modules.get('torch', 0) is None else 'allowed')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["allowed" if torch else "blocked"]
 
 
 def test_an_exception_in_the_child_is_a_result():

@@ -50,7 +50,7 @@ SUITE_GUIDE = {
     "vm": {
         "what": SUITE_TEXTS["vm"],
         "quick_cases": 9,
-        "quick_time": "about 2.5 min",
+        "quick_time": "about 70 s",
         "full_cases": 31,
         "full_what": "7 workloads x 2 exec modes, calibration, naive, 14 real-model cases",
         "full_time": "about 13 min + 2 min per real-model case",

@@ -1,14 +1,15 @@
 """The one symbolic model of the Relax VM running a lowered module: frames, registers,
 the buffers each register keeps alive, and the VM's release rules.
 
-Two executions share it: the static liveness estimate (:class:`benchkill.analysis.machine.
-AbstractVM`, sizes from the IR, one path through the If branches) and the attribution of
+Three walks share it: the static liveness estimate (:class:`benchkill.analysis.machine.
+AbstractVM`, sizes from the IR, one path through the If branches), the attribution of
 a recorded trace (:class:`benchkill.execution.walker.Walker`, allocations and branches
-read from the recording).  :class:`SymbolicVM` walks the module and follows every buffer
-as a :class:`~benchkill.analysis.holders.Lifetime` (its names, uses and kill); a subclass
-says what a value is (:meth:`~SymbolicVM.buffers`), what an allocation, a branch and a
-call of a Relax function give, and what a release does (count references, or record why
-the recording saw a free).
+read from the recording) and the kill verifier (:class:`benchkill.analysis.kill_checker.
+KillChecker`, every path through the If branches, no buffers).  :class:`SymbolicVM` walks
+the module and follows every buffer as a :class:`~benchkill.analysis.holders.Lifetime`
+(its names, uses and kill); a subclass says what a value is (:meth:`~SymbolicVM.buffers`),
+what an allocation, a branch and a call of a Relax function give, and what a release does
+(count references, or record why the recording saw a free).
 
 The VM's rules, as CodeGenVM's bytecode and the compiled VM follow them:
 
@@ -30,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from benchkill.analysis.bindings import BindingIndex, used_vars
+from benchkill.analysis.bindings import BindingIndex
 from benchkill.analysis.frame import Frame
 from benchkill.analysis.holders import Lifetime, Site
 from benchkill.relax import ops
@@ -49,7 +50,9 @@ class SymbolicVM:
     A subclass provides ``lives`` (the :class:`Lifetime` of every buffer so far),
     :meth:`buffers`, :meth:`branch`, :meth:`call_expr`, and the release steps
     :meth:`bind` and :meth:`returning`; ``EMPTY`` is the value of an expression that
-    keeps nothing alive."""
+    keeps nothing alive.  It may also follow the walk through :meth:`enter` (a binding
+    starts), :meth:`read` (a binding or a return reads a variable) and
+    :meth:`after_binding` (a binding is done)."""
 
     EMPTY: Any = None
     lives: list[Lifetime]
@@ -102,6 +105,15 @@ class SymbolicVM:
         go of its value, and in bytecode mode the return slot takes ``result``."""
         raise NotImplementedError
 
+    def enter(self, frame: Frame, binding: Any) -> Site:
+        """A binding of ``frame`` starts: where it is (before it reads its operands)."""
+        return self.index(frame.name).site(binding.var)
+
+    def read(self, frame: Frame, var: Any, site: Site) -> None:
+        """``var`` is read at ``site``: every buffer its register keeps alive is used."""
+        for life in self.buffers(frame.regs.get(var, self.EMPTY)):
+            self.lives[life].use(site, self.clock)
+
     def after_binding(self, frame: Frame, var: Any) -> None:
         """Called once a binding is done (the live-bytes curve)."""
 
@@ -129,9 +141,12 @@ class SymbolicVM:
 
     # -- the walk
     def use(self, frame: Frame, expr: Any, site: Site) -> None:
-        for var in used_vars(expr):
-            for life in self.buffers(frame.regs.get(var, self.EMPTY)):
-                self.lives[life].use(site, self.clock)
+        """``expr`` is evaluated at ``site``: it reads the variables of
+        :func:`~benchkill.analysis.nodes.vars_in` (an If its condition; a kill none)."""
+        from benchkill.analysis.nodes import vars_in
+
+        for var in vars_in(expr):
+            self.read(frame, var, site)
 
     def snapshot(self) -> None:
         """Who holds each buffer now: per buffer the variables, the one to name it by
@@ -193,8 +208,7 @@ class SymbolicVM:
         return self.EMPTY  # constants, shapes, prim values, strings, functions
 
     def binding(self, binding: Any, frame: Frame) -> None:
-        index = self.index(frame.name)
-        site = self.site = index.site(binding.var)
+        site = self.site = self.enter(frame, binding)
         if not is_kill(binding.value):
             self.clock += 1
         self.use(frame, binding.value, site)

@@ -45,9 +45,11 @@ class _Scope:
 
     __slots__ = ("seq", "bindings", "prefix", "depth", "index", "candidates", "result_name", "defs")
 
-    def __init__(self, seq: relax.SeqExpr, prefix: str, depth: int, result_name: str):
+    def __init__(
+        self, seq: relax.SeqExpr, bindings: list, prefix: str, depth: int, result_name: str
+    ):
         self.seq = seq
-        self.bindings = [b for block in ffi.items(seq.blocks) for b in ffi.items(block.bindings)]
+        self.bindings = bindings
         self.prefix = prefix
         self.depth = depth
         self.index = 0  # the binding being walked
@@ -104,7 +106,7 @@ class KillChecker(SymbolicVM):
                 f"{self.name}: function body or If branch at {prefix or 'top'} is not a "
                 f"SeqExpr ({type(seq).__name__}); normalize the module first"
             )
-        scope = _Scope(seq, prefix, len(self.scopes), result_name)
+        scope = _Scope(seq, self.bindings_of(seq), prefix, len(self.scopes), result_name)
         self.scopes.append(scope)
         self.expr(seq, frame)
         self._leave(scope)
@@ -152,11 +154,11 @@ class KillChecker(SymbolicVM):
         return self.EMPTY
 
     def bind(self, frame: Frame, binding: Any, value: Any, site: HolderSite) -> None:
-        value = binding.value
-        role = nodes.call_role(value)
+        expr = binding.value
+        role = nodes.call_role(expr)
         if role == ops.KILL:
             return  # a kill binds nothing the program can read
-        self._define(self.scopes[-1], binding, value, role if role in _NATURES else None)
+        self._define(self.scopes[-1], binding, expr, role if role in _NATURES else None)
 
     # -- definitions and aliases -----------------------------------------------------------
 

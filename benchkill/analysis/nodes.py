@@ -12,8 +12,8 @@ from tvm import relax
 
 from benchkill.relax import ffi, ops
 
-# Expression kinds.
-VAR, CALL, TUPLE, ITEM, IF, NESTED, CONSTANT, OP, OTHER = range(9)
+# Expression kinds (SEQ: a SeqExpr; NESTED: a local function).
+VAR, CALL, TUPLE, ITEM, IF, NESTED, SEQ, CONSTANT, OP, OTHER = range(10)
 _NODE_CLASSES = [
     (relax.Var, VAR),
     (relax.Call, CALL),
@@ -21,7 +21,7 @@ _NODE_CLASSES = [
     (relax.TupleGetItem, ITEM),
     (relax.If, IF),
     (relax.Function, NESTED),
-    (relax.SeqExpr, NESTED),
+    (relax.SeqExpr, SEQ),
     (tvm.ir.expr.Constant, CONSTANT),  # tensor constants, R.str, R.dtype, prim values
     (tvm.ir.Op, OP),
 ]
@@ -63,12 +63,18 @@ def type_kind(ty: object) -> int:
 
 
 def call_role(value: object) -> str | None:
-    """The role (:data:`benchkill.relax.ops.ROLES`) of the operator a call calls, if any."""
+    """The role (:data:`benchkill.relax.ops.ROLES`) of the operator a call calls, if any
+    (``None`` for anything else than a call)."""
     if node_kind(value) == CALL:
         op = value.op
         if node_kind(op) == OP:
             return ops.role_of_handle().get(op.__chandle__())
     return None
+
+
+def bindings_of(seq: relax.SeqExpr) -> list:
+    """The bindings of a SeqExpr in text order, across its blocks."""
+    return [b for block in ffi.items(seq.blocks) for b in ffi.items(block.bindings)]
 
 
 def vars_in(expr: object) -> list:
@@ -111,7 +117,7 @@ def vars_in(expr: object) -> list:
         return vars_in(expr.tuple_value)
     if kind == IF:
         return vars_in(expr.cond)
-    if kind == NESTED:
+    if kind == NESTED or kind == SEQ:
         return list(relax.analysis.free_vars(expr))
     return []
 

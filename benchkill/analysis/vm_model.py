@@ -37,13 +37,6 @@ from benchkill.analysis.holders import Lifetime, Site
 from benchkill.relax import ops
 
 
-def is_kill(expr: Any) -> bool:
-    """Whether ``expr`` is a call of one of the three kill operators."""
-    from tvm import relax
-
-    return isinstance(expr, relax.Call) and ops.ROLES.get(ops.op_name(expr)) == ops.KILL
-
-
 class SymbolicVM:
     """Walks a lowered module as the VM runs it (module docstring).
 
@@ -58,6 +51,9 @@ class SymbolicVM:
     lives: list[Lifetime]
 
     def __init__(self, mod: Any, return_slot: bool) -> None:
+        from benchkill.analysis import nodes  # imports TVM: not before a VM is made
+
+        self.nodes = nodes
         self.mod = mod
         self.return_slot = return_slot
         self.slot: Any = self.EMPTY  # the bytecode VM's return_value_
@@ -67,6 +63,16 @@ class SymbolicVM:
         self.clock = 0  # bindings evaluated, kills not counted
         self.snapshot_pending = False
         self.held: dict[int, list[str]] = {}
+        self.scopes_seen: dict[int, list[Any]] = {}  # SeqExpr handle -> its bindings
+
+    def bindings_of(self, seq: Any) -> list[Any]:
+        """The bindings of a SeqExpr (a function body or an If branch) in text order,
+        read from the IR once per VM."""
+        key = seq.__chandle__()
+        found = self.scopes_seen.get(key)
+        if found is None:
+            found = self.scopes_seen[key] = self.nodes.bindings_of(seq)
+        return found
 
     def index(self, name: str) -> BindingIndex:
         found = self.indexes.get(name)
@@ -143,9 +149,7 @@ class SymbolicVM:
     def use(self, frame: Frame, expr: Any, site: Site) -> None:
         """``expr`` is evaluated at ``site``: it reads the variables of
         :func:`~benchkill.analysis.nodes.vars_in` (an If its condition; a kill none)."""
-        from benchkill.analysis.nodes import vars_in
-
-        for var in vars_in(expr):
+        for var in self.nodes.vars_in(expr):
             self.read(frame, var, site)
 
     def snapshot(self) -> None:
@@ -185,34 +189,34 @@ class SymbolicVM:
         return result
 
     def expr(self, expr: Any, frame: Frame, var: str | None = None) -> Any:
-        from tvm import relax
-
-        if isinstance(expr, relax.SeqExpr):
-            for block in expr.blocks:
-                for binding in block.bindings:
-                    self.binding(binding, frame)
-            return self.expr(expr.body, frame)
-        if isinstance(expr, relax.Var):
+        nodes = self.nodes
+        kind = nodes.node_kind(expr)
+        if kind == nodes.VAR:
             return frame.regs.get(expr, self.EMPTY)
-        if isinstance(expr, relax.Tuple):
+        if kind == nodes.CALL:
+            return self.call_expr(expr, frame, var)
+        if kind == nodes.SEQ:
+            for binding in self.bindings_of(expr):
+                self.binding(binding, frame)
+            return self.expr(expr.body, frame)
+        if kind == nodes.TUPLE:
             return tuple(self.expr(f, frame) for f in expr.fields)
-        if isinstance(expr, relax.TupleGetItem):
+        if kind == nodes.ITEM:
             value = self.expr(expr.tuple_value, frame)
             if isinstance(value, tuple) and 0 <= expr.index < len(value):
                 return value[expr.index]
             return value
-        if isinstance(expr, relax.If):
+        if kind == nodes.IF:
             return self.branch(expr, frame, var)
-        if isinstance(expr, relax.Call):
-            return self.call_expr(expr, frame, var)
         return self.EMPTY  # constants, shapes, prim values, strings, functions
 
     def binding(self, binding: Any, frame: Frame) -> None:
         site = self.site = self.enter(frame, binding)
-        if not is_kill(binding.value):
+        expr = binding.value
+        if self.nodes.call_role(expr) != ops.KILL:  # kills are not on the clock
             self.clock += 1
-        self.use(frame, binding.value, site)
-        value = self.expr(binding.value, frame, site.var)
+        self.use(frame, expr, site)
+        value = self.expr(expr, frame, site.var)
         self.site = site
         self.bind(frame, binding, value, site)
         if self.snapshot_pending:

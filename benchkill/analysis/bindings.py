@@ -3,7 +3,7 @@
 :class:`BindingIndex` numbers the bindings of one Relax function in text order and names
 their variables as TVMScript prints them, and knows each binding's scope and the first
 nested scope (an If) of each scope: enough to say why a kill pass left a variable
-unkilled.  :func:`used_vars` is what a binding of lowered (A-normal) Relax reads.
+unkilled.  What a binding reads is :func:`benchkill.analysis.nodes.vars_in`.
 """
 
 from __future__ import annotations
@@ -12,26 +12,6 @@ from typing import Any
 
 from benchkill.analysis.holders import Site
 from benchkill.relax import ops
-
-
-def used_vars(expr: Any) -> list[Any]:
-    """The variables an expression of lowered (A-normal) Relax reads directly; a kill
-    reads none."""
-    from tvm import relax
-
-    if isinstance(expr, relax.Var):
-        return [expr]
-    if isinstance(expr, relax.Tuple):
-        return [v for f in expr.fields for v in used_vars(f)]
-    if isinstance(expr, relax.TupleGetItem):
-        return used_vars(expr.tuple_value)
-    if isinstance(expr, relax.If):
-        return used_vars(expr.cond)
-    if isinstance(expr, relax.Call):
-        if ops.ROLES.get(ops.op_name(expr)) == ops.KILL:
-            return []
-        return [v for a in expr.args for v in used_vars(a)]
-    return []
 
 
 class BindingIndex:
@@ -44,6 +24,8 @@ class BindingIndex:
 
     def __init__(self, name: str, fn: Any) -> None:
         from tvm import relax
+
+        from benchkill.analysis.nodes import vars_in
 
         self.name = name
         self.printed: dict[Any, str] = {}
@@ -82,9 +64,9 @@ class BindingIndex:
                         self.printed[binding.var] = _label(value, self.printed[binding.var])
                     self.position[binding.var] = len(self.position) + 1
                     self.scope_of[binding.var] = (seq, index)
-                    self.used.update(used_vars(value))
+                    self.used.update(vars_in(value))
                     index += 1
-            self.used.update(used_vars(seq.body))
+            self.used.update(vars_in(seq.body))
             if isinstance(seq.body, relax.Var):
                 self.results[seq.body] = seq.same_as(fn.body)
 

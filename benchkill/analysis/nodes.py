@@ -1,5 +1,5 @@
-"""What the kill checker needs to know of Relax nodes: their kind, the variables an
-expression reads, and a short text of a binding for messages.
+"""What the symbolic VM and the kill checker need to know of Relax nodes: their kind, the
+variables an expression reads (:func:`vars_in`), and a short text of a binding for messages.
 
 Kinds are decided once per Python class and cached: ``isinstance`` on TVM's ABCs is slow,
 and the checker asks for every binding.
@@ -12,8 +12,8 @@ from tvm import relax
 
 from benchkill.relax import ffi, ops
 
-# Expression kinds.
-VAR, CALL, TUPLE, ITEM, IF, NESTED, CONSTANT, OP, OTHER = range(9)
+# Expression kinds (SEQ: a SeqExpr; NESTED: a local function).
+VAR, CALL, TUPLE, ITEM, IF, NESTED, SEQ, CONSTANT, OP, OTHER = range(10)
 _NODE_CLASSES = [
     (relax.Var, VAR),
     (relax.Call, CALL),
@@ -21,7 +21,7 @@ _NODE_CLASSES = [
     (relax.TupleGetItem, ITEM),
     (relax.If, IF),
     (relax.Function, NESTED),
-    (relax.SeqExpr, NESTED),
+    (relax.SeqExpr, SEQ),
     (tvm.ir.expr.Constant, CONSTANT),  # tensor constants, R.str, R.dtype, prim values
     (tvm.ir.Op, OP),
 ]
@@ -63,7 +63,8 @@ def type_kind(ty: object) -> int:
 
 
 def call_role(value: object) -> str | None:
-    """The role (:data:`benchkill.relax.ops.ROLES`) of the operator a call calls, if any."""
+    """The role (:data:`benchkill.relax.ops.ROLES`) of the operator a call calls, if any
+    (``None`` for anything else than a call)."""
     if node_kind(value) == CALL:
         op = value.op
         if node_kind(op) == OP:
@@ -71,10 +72,20 @@ def call_role(value: object) -> str | None:
     return None
 
 
+def bindings_of(seq: relax.SeqExpr) -> list:
+    """The bindings of a SeqExpr in text order, across its blocks."""
+    return [b for block in ffi.items(seq.blocks) for b in ffi.items(block.bindings)]
+
+
 def vars_in(expr: object) -> list:
-    """The relax variables an expression reads, in reading order (closures: their free
-    variables).  Recursion follows the nesting of one expression (a call's tuple argument),
-    never the number of bindings."""
+    """The relax variables an expression reads where it is evaluated, in reading order.
+
+    An ``If`` reads only its condition (its branches are scopes of their own, walked
+    binding by binding); a kill reads nothing (it names the register it clears); a call
+    reads its callee when that is a variable (a closure) and its arguments; a nested
+    function or SeqExpr its free variables.  This is the one definition of a use for the
+    kill checker, the liveness estimate and the trace's walker.  Recursion follows the
+    nesting of one expression (a call's tuple argument), never the number of bindings."""
     cache = _node_cache
     kind = cache.get(type(expr))
     if kind is None:
@@ -84,8 +95,11 @@ def vars_in(expr: object) -> list:
     if kind == CALL:
         found = []
         op = expr.op
-        if node_kind(op) == VAR:
+        op_kind = node_kind(op)
+        if op_kind == VAR:
             found.append(op)
+        elif op_kind == OP and ops.role_of_handle().get(op.__chandle__()) == ops.KILL:
+            return found
         args = expr.args
         for i in range(ffi.array_size(args)):
             arg = ffi.array_get(args, i)
@@ -101,7 +115,9 @@ def vars_in(expr: object) -> list:
         return [v for field in ffi.items(expr.fields) for v in vars_in(field)]
     if kind == ITEM:
         return vars_in(expr.tuple_value)
-    if kind == IF or kind == NESTED:
+    if kind == IF:
+        return vars_in(expr.cond)
+    if kind == NESTED or kind == SEQ:
         return list(relax.analysis.free_vars(expr))
     return []
 

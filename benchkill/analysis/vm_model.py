@@ -1,14 +1,15 @@
 """The one symbolic model of the Relax VM running a lowered module: frames, registers,
 the buffers each register keeps alive, and the VM's release rules.
 
-Two executions share it: the static liveness estimate (:class:`benchkill.analysis.machine.
-AbstractVM`, sizes from the IR, one path through the If branches) and the attribution of
+Three walks share it: the static liveness estimate (:class:`benchkill.analysis.machine.
+AbstractVM`, sizes from the IR, one path through the If branches), the attribution of
 a recorded trace (:class:`benchkill.execution.walker.Walker`, allocations and branches
-read from the recording).  :class:`SymbolicVM` walks the module and follows every buffer
-as a :class:`~benchkill.analysis.holders.Lifetime` (its names, uses and kill); a subclass
-says what a value is (:meth:`~SymbolicVM.buffers`), what an allocation, a branch and a
-call of a Relax function give, and what a release does (count references, or record why
-the recording saw a free).
+read from the recording) and the kill verifier (:class:`benchkill.analysis.kill_checker.
+KillChecker`, every path through the If branches, no buffers).  :class:`SymbolicVM` walks
+the module and follows every buffer as a :class:`~benchkill.analysis.holders.Lifetime`
+(its names, uses and kill); a subclass says what a value is (:meth:`~SymbolicVM.buffers`),
+what an allocation, a branch and a call of a Relax function give, and what a release does
+(count references, or record why the recording saw a free).
 
 The VM's rules, as CodeGenVM's bytecode and the compiled VM follow them:
 
@@ -30,17 +31,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from benchkill.analysis.bindings import BindingIndex, used_vars
+from benchkill.analysis.bindings import BindingIndex
 from benchkill.analysis.frame import Frame
 from benchkill.analysis.holders import Lifetime, Site
 from benchkill.relax import ops
-
-
-def is_kill(expr: Any) -> bool:
-    """Whether ``expr`` is a call of one of the three kill operators."""
-    from tvm import relax
-
-    return isinstance(expr, relax.Call) and ops.ROLES.get(ops.op_name(expr)) == ops.KILL
 
 
 class SymbolicVM:
@@ -49,12 +43,17 @@ class SymbolicVM:
     A subclass provides ``lives`` (the :class:`Lifetime` of every buffer so far),
     :meth:`buffers`, :meth:`branch`, :meth:`call_expr`, and the release steps
     :meth:`bind` and :meth:`returning`; ``EMPTY`` is the value of an expression that
-    keeps nothing alive."""
+    keeps nothing alive.  It may also follow the walk through :meth:`enter` (a binding
+    starts), :meth:`read` (a binding or a return reads a variable) and
+    :meth:`after_binding` (a binding is done)."""
 
     EMPTY: Any = None
     lives: list[Lifetime]
 
     def __init__(self, mod: Any, return_slot: bool) -> None:
+        from benchkill.analysis import nodes  # imports TVM: not before a VM is made
+
+        self.nodes = nodes
         self.mod = mod
         self.return_slot = return_slot
         self.slot: Any = self.EMPTY  # the bytecode VM's return_value_
@@ -64,6 +63,16 @@ class SymbolicVM:
         self.clock = 0  # bindings evaluated, kills not counted
         self.snapshot_pending = False
         self.held: dict[int, list[str]] = {}
+        self.scopes_seen: dict[int, list[Any]] = {}  # SeqExpr handle -> its bindings
+
+    def bindings_of(self, seq: Any) -> list[Any]:
+        """The bindings of a SeqExpr (a function body or an If branch) in text order,
+        read from the IR once per VM."""
+        key = seq.__chandle__()
+        found = self.scopes_seen.get(key)
+        if found is None:
+            found = self.scopes_seen[key] = self.nodes.bindings_of(seq)
+        return found
 
     def index(self, name: str) -> BindingIndex:
         found = self.indexes.get(name)
@@ -102,6 +111,15 @@ class SymbolicVM:
         go of its value, and in bytecode mode the return slot takes ``result``."""
         raise NotImplementedError
 
+    def enter(self, frame: Frame, binding: Any) -> Site:
+        """A binding of ``frame`` starts: where it is (before it reads its operands)."""
+        return self.index(frame.name).site(binding.var)
+
+    def read(self, frame: Frame, var: Any, site: Site) -> None:
+        """``var`` is read at ``site``: every buffer its register keeps alive is used."""
+        for life in self.buffers(frame.regs.get(var, self.EMPTY)):
+            self.lives[life].use(site, self.clock)
+
     def after_binding(self, frame: Frame, var: Any) -> None:
         """Called once a binding is done (the live-bytes curve)."""
 
@@ -129,9 +147,10 @@ class SymbolicVM:
 
     # -- the walk
     def use(self, frame: Frame, expr: Any, site: Site) -> None:
-        for var in used_vars(expr):
-            for life in self.buffers(frame.regs.get(var, self.EMPTY)):
-                self.lives[life].use(site, self.clock)
+        """``expr`` is evaluated at ``site``: it reads the variables of
+        :func:`~benchkill.analysis.nodes.vars_in` (an If its condition; a kill none)."""
+        for var in self.nodes.vars_in(expr):
+            self.read(frame, var, site)
 
     def snapshot(self) -> None:
         """Who holds each buffer now: per buffer the variables, the one to name it by
@@ -170,35 +189,34 @@ class SymbolicVM:
         return result
 
     def expr(self, expr: Any, frame: Frame, var: str | None = None) -> Any:
-        from tvm import relax
-
-        if isinstance(expr, relax.SeqExpr):
-            for block in expr.blocks:
-                for binding in block.bindings:
-                    self.binding(binding, frame)
-            return self.expr(expr.body, frame)
-        if isinstance(expr, relax.Var):
+        nodes = self.nodes
+        kind = nodes.node_kind(expr)
+        if kind == nodes.VAR:
             return frame.regs.get(expr, self.EMPTY)
-        if isinstance(expr, relax.Tuple):
+        if kind == nodes.CALL:
+            return self.call_expr(expr, frame, var)
+        if kind == nodes.SEQ:
+            for binding in self.bindings_of(expr):
+                self.binding(binding, frame)
+            return self.expr(expr.body, frame)
+        if kind == nodes.TUPLE:
             return tuple(self.expr(f, frame) for f in expr.fields)
-        if isinstance(expr, relax.TupleGetItem):
+        if kind == nodes.ITEM:
             value = self.expr(expr.tuple_value, frame)
             if isinstance(value, tuple) and 0 <= expr.index < len(value):
                 return value[expr.index]
             return value
-        if isinstance(expr, relax.If):
+        if kind == nodes.IF:
             return self.branch(expr, frame, var)
-        if isinstance(expr, relax.Call):
-            return self.call_expr(expr, frame, var)
         return self.EMPTY  # constants, shapes, prim values, strings, functions
 
     def binding(self, binding: Any, frame: Frame) -> None:
-        index = self.index(frame.name)
-        site = self.site = index.site(binding.var)
-        if not is_kill(binding.value):
+        site = self.site = self.enter(frame, binding)
+        expr = binding.value
+        if self.nodes.call_role(expr) != ops.KILL:  # kills are not on the clock
             self.clock += 1
-        self.use(frame, binding.value, site)
-        value = self.expr(binding.value, frame, site.var)
+        self.use(frame, expr, site)
+        value = self.expr(expr, frame, site.var)
         self.site = site
         self.bind(frame, binding, value, site)
         if self.snapshot_pending:

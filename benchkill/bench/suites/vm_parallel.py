@@ -61,7 +61,10 @@ def measure_memory_in_parallel(
     def measure(chunk: list[tuple[str, str]]) -> list[list[Record]]:
         with work_dir("benchkill-vmpairs-") as work:
             task = "benchkill.bench.suites.vm_parallel:pairs_task"
-            outcome = run_task(task, {**request, "pairs": chunk}, work, timeout * len(chunk))
+            # the child makes the workloads: a real model needs torch there
+            outcome = run_task(
+                task, {**request, "pairs": chunk}, work, timeout * len(chunk), torch=True
+            )
         result = outcome.result
         if result is None or "records" not in result:
             why = outcome.failure() if result is None else result.get("error")

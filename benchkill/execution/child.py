@@ -27,9 +27,10 @@ own mmap and ``free`` returns it to the system at once (see :mod:`benchkill.exec
 
 A child cannot import PyTorch unless its caller asks for it (``run_task(..., torch=True)``):
 ``tvm_ffi`` imports torch whenever it is installed (a work-around for a symbol clash on
-Windows), which cost each child 1.3 s and torch's memory here, and no task but the corpus
-check (whose files may import torch themselves) uses it: the parent exports a model and
-keeps the framework's outputs.
+Windows), which cost each child 1.3 s and torch's memory here.  A measuring child needs
+none (the parent exports a model and keeps the framework's outputs); the two tasks that
+may are the corpus check (its files may import torch themselves) and the parallel vm
+pairs (:mod:`benchkill.bench.suites.vm_parallel`, which make real models in the child).
 """
 
 from __future__ import annotations
